@@ -1,0 +1,42 @@
+// A primitive's declaration in the IR: its name, shape rule and how its params print. Rules of
+// other families (jvp, transpose, interpreter kernels, lowering) are registered by name in their
+// own layers; the table of built-in primitives is in ir/rules/.
+#pragma once
+
+#include <functional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ir/jaxpr.h"
+
+namespace cjax {
+
+// Output avals from input avals and params. Throws cjax::TypeError with a message that names the
+// primitive and the offending shapes/dtypes; callers add the source location.
+using ShapeRule =
+    std::function<std::vector<ShapedArray>(std::span<const ShapedArray> in, const Params& params)>;
+
+struct ParamRef {
+  std::string_view key;
+  const ParamValue* value;
+};
+// Which params print, in which order. Default (empty function): all, sorted by key.
+using ParamPrintRule = std::function<std::vector<ParamRef>(const Params& params)>;
+
+struct Primitive {
+  std::string name;
+  ShapeRule shape_rule;  // empty for opaque primitives
+  ParamPrintRule print_params;
+  // An opaque primitive was met in parsed text and is unknown to cjax: it is typed only by its
+  // binders and its params are kept verbatim, printed in the order they were read.
+  bool opaque = false;
+  // Higher-order primitives hold jaxprs in params (remat2, jit, scan, cond, while, ...).
+  bool higher_order = false;
+};
+
+// Params sorted by key: the default print rule.
+std::vector<ParamRef> sorted_params(const Params& params);
+
+}  // namespace cjax
