@@ -25,10 +25,15 @@ struct ParamRef {
 // Which params print, in which order. Default (empty function): all, sorted by key.
 using ParamPrintRule = std::function<std::vector<ParamRef>(const Params& params)>;
 
+// Brings params read from text of an older JAX era to the current schema (adds defaults such as
+// `out_sharding=None`, drops retired ones such as cond's `linear`, renames `call_jaxpr`).
+using ParamCanonicalizer = std::function<void(Params& params)>;
+
 struct Primitive {
   std::string name;
   ShapeRule shape_rule;  // empty for opaque primitives
   ParamPrintRule print_params;
+  ParamCanonicalizer canonicalize_params;
   // An opaque primitive was met in parsed text and is unknown to cjax: it is typed only by its
   // binders and its params are kept verbatim, printed in the order they were read.
   bool opaque = false;
