@@ -30,6 +30,11 @@ struct VerifyError : Error {
   using Error::Error;
 };
 
+// A request the caller got wrong (an unknown example, policy or file name): not a program error.
+struct UsageError : Error {
+  using Error::Error;
+};
+
 // An operation a pass, the interpreter or a back end does not support (e.g. an opaque primitive).
 struct UnsupportedError : Error {
   using Error::Error;

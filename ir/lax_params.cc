@@ -1,0 +1,68 @@
+#include "ir/lax_params.h"
+
+namespace cjax::lax_params {
+
+Params broadcast_in_dim(const Shape& shape, const std::vector<int64_t>& broadcast_dimensions) {
+  return {{"shape", ParamValue::ints(shape)},
+          {"broadcast_dimensions", ParamValue::ints(broadcast_dimensions)},
+          {"sharding", NoneParam{}}};
+}
+
+Params reshape(const Shape& new_sizes) {
+  return {{"new_sizes", ParamValue::ints(new_sizes)},
+          {"dimensions", NoneParam{}},
+          {"sharding", NoneParam{}}};
+}
+
+Params reduce(const std::vector<int64_t>& axes) {
+  return {{"axes", ParamValue::ints(axes)}, {"out_sharding", NoneParam{}}};
+}
+
+Params argminmax(int64_t axis, DType index_dtype) {
+  return {{"axes", ParamValue::ints({axis})}, {"index_dtype", index_dtype}};
+}
+
+Params convert_element_type(DType new_dtype, bool weak_type) {
+  return {{"new_dtype", new_dtype}, {"weak_type", weak_type}, {"sharding", NoneParam{}}};
+}
+
+Params transpose(const std::vector<int64_t>& permutation) {
+  return {{"permutation", ParamValue::ints(permutation)}};
+}
+
+Params squeeze(const std::vector<int64_t>& dimensions) {
+  return {{"dimensions", ParamValue::ints(dimensions)}};
+}
+
+Params concatenate(int64_t dimension) { return {{"dimension", dimension}}; }
+
+Params slice(const Shape& start, const Shape& limit, const std::vector<int64_t>& strides) {
+  return {{"start_indices", ParamValue::ints(start)},
+          {"limit_indices", ParamValue::ints(limit)},
+          {"strides", strides.empty() ? ParamValue(NoneParam{}) : ParamValue::ints(strides)}};
+}
+
+Params dynamic_slice(const Shape& slice_sizes) {
+  return {{"slice_sizes", ParamValue::ints(slice_sizes)}};
+}
+
+Params iota(DType dtype, const Shape& shape, int64_t dimension) {
+  return {{"dtype", dtype},
+          {"shape", ParamValue::ints(shape)},
+          {"dimension", dimension},
+          {"sharding", NoneParam{}}};
+}
+
+Params integer_pow(int64_t y) { return {{"y", y}}; }
+
+Params dot_general(const DotDimensionNumbers& dn, const ParamValue& preferred_element_type,
+                   const ParamValue& precision) {
+  return {{"dimension_numbers", dn.to_param()},
+          {"precision", precision},
+          {"preferred_element_type", preferred_element_type},
+          {"out_sharding", NoneParam{}}};
+}
+
+Params name(const std::string& n) { return {{"name", n}}; }
+
+}  // namespace cjax::lax_params

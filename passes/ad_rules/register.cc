@@ -1,0 +1,17 @@
+#include "passes/ad_rules/register.h"
+
+#include <mutex>
+
+namespace cjax {
+
+void ensure_builtin_ad_rules() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    register_arithmetic_ad_rules();
+    register_transcendental_ad_rules();
+    register_structural_ad_rules();
+    register_dot_general_ad_rules();
+  });
+}
+
+}  // namespace cjax

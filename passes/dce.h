@@ -1,0 +1,21 @@
+// Dead-code elimination: drops eqns none of whose outputs is needed.
+#pragma once
+
+#include <vector>
+
+#include "ir/jaxpr.h"
+
+namespace cjax {
+
+struct DceResult {
+  Jaxpr jaxpr;                  // keeps only the outputs marked used
+  std::vector<bool> used_inputs;  // which invars the kept eqns read
+};
+
+// `used_outputs[i]`: keep output i. Eqns of primitives with effects do not exist in cjax, so every
+// eqn whose outputs are unused is removed. Invars are kept (see used_inputs to prune them).
+DceResult dce(const Jaxpr& jaxpr, const std::vector<bool>& used_outputs);
+// dce keeping every output.
+Jaxpr dce(const Jaxpr& jaxpr);
+
+}  // namespace cjax

@@ -1,0 +1,125 @@
+#include "passes/jvp.h"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "ir/errors.h"
+#include "ir/primitive.h"
+#include "passes/ad_rules/register.h"
+#include "passes/lax.h"
+
+namespace cjax {
+namespace {
+
+struct JvpTable {
+  std::map<std::string, JvpRule, std::less<>> rules;
+  std::map<std::string, JvpFullRule, std::less<>> full_rules;
+};
+
+JvpTable& rule_table() {
+  static JvpTable t;
+  return t;
+}
+
+const JvpTable& builtin_rules() {
+  static std::once_flag once;
+  std::call_once(once, [] { ensure_builtin_ad_rules(); });
+  return rule_table();
+}
+
+}  // namespace
+
+void register_jvp_rule(std::string_view prim, JvpRule rule) {
+  rule_table().rules[std::string(prim)] = std::move(rule);
+}
+void register_jvp_full_rule(std::string_view prim, JvpFullRule rule) {
+  rule_table().full_rules[std::string(prim)] = std::move(rule);
+}
+
+bool has_tangent_space(DType t) { return is_floating(t); }
+
+JvpJaxpr jvp_jaxpr(const Jaxpr& jaxpr, const std::vector<bool>& nonzero, bool instantiate) {
+  const JvpTable& rules = builtin_rules();
+  if (nonzero.size() != jaxpr.invars.size())
+    throw Error(fmt::format("jvp: {} nonzero flags for {} inputs", nonzero.size(), jaxpr.invars.size()));
+
+  JaxprBuilder b;
+  std::unordered_map<Var, Atom, VarHash> primal_env;
+  std::unordered_map<Var, Atom, VarHash> tangent_env;  // only nonzero tangents
+  auto primal = [&](const Atom& a) -> Atom {
+    if (a.is_literal()) return a;
+    auto it = primal_env.find(a.var());
+    return it == primal_env.end() ? a : it->second;
+  };
+  auto tangent = [&](const Atom& a) -> Tangent {
+    if (a.is_literal()) return std::nullopt;
+    auto it = tangent_env.find(a.var());
+    if (it == tangent_env.end()) return std::nullopt;
+    return it->second;
+  };
+
+  std::vector<Var> tangent_invars;
+  for (size_t i = 0; i < jaxpr.invars.size(); ++i) {
+    const Var& v = jaxpr.invars[i];
+    if (!nonzero[i] || !has_tangent_space(v.aval().dtype)) continue;
+    Var t(ShapedArray(v.aval().dtype, v.aval().shape));
+    tangent_invars.push_back(t);
+    tangent_env.emplace(v, t);
+  }
+
+  for (const Eqn& eqn : jaxpr.eqns) {
+    b.set_source(eqn.source);
+    std::vector<Atom> primals;
+    std::vector<Tangent> tangents;
+    bool any_nonzero = false;
+    for (const Atom& in : eqn.inputs) {
+      primals.push_back(primal(in));
+      tangents.push_back(tangent(in));
+      any_nonzero |= tangents.back().has_value();
+    }
+    const std::string& name = eqn.prim->name;
+    if (auto full = rules.full_rules.find(name); any_nonzero && full != rules.full_rules.end()) {
+      JvpFullResult r = full->second(b, eqn, primals, tangents);
+      for (size_t i = 0; i < eqn.outputs.size(); ++i) {
+        primal_env.emplace(eqn.outputs[i], r.primal_outs[i]);
+        if (r.tangent_outs[i]) tangent_env.emplace(eqn.outputs[i], *r.tangent_outs[i]);
+      }
+      continue;
+    }
+    // The primal eqn is copied as it is (same output vars), with renamed inputs.
+    Eqn copy = eqn;
+    copy.inputs = primals;
+    b.append(copy);
+    if (!any_nonzero) continue;
+    auto rule = rules.rules.find(name);
+    if (rule == rules.rules.end())
+      throw UnsupportedError(fmt::format("jvp: no differentiation rule for '{}' (from {})", name,
+                                         eqn.source.summarize()));
+    std::vector<Tangent> outs = rule->second(JvpRuleArgs{b, eqn, primals, tangents, eqn.outputs});
+    for (size_t i = 0; i < eqn.outputs.size(); ++i)
+      if (i < outs.size() && outs[i] && has_tangent_space(eqn.outputs[i].aval().dtype))
+        tangent_env.emplace(eqn.outputs[i], *outs[i]);
+  }
+
+  b.set_source({});
+  std::vector<Atom> outvars;
+  for (const Atom& o : jaxpr.outvars) outvars.push_back(primal(o));
+  JvpJaxpr result;
+  for (const Atom& o : jaxpr.outvars) {
+    Tangent t = tangent(o);
+    if (!t && instantiate) t = lax::zeros(b, ShapedArray(o.aval().dtype, o.aval().shape));
+    result.out_nonzero.push_back(t.has_value());
+    if (t) outvars.push_back(*t);
+  }
+  std::vector<Var> invars = jaxpr.invars;
+  invars.insert(invars.end(), tangent_invars.begin(), tangent_invars.end());
+  result.jaxpr = b.build(std::move(invars), std::move(outvars), jaxpr.constvars, jaxpr.consts);
+  result.jaxpr.debug = jaxpr.debug;
+  return result;
+}
+
+}  // namespace cjax

@@ -1,0 +1,86 @@
+#include "passes/partial_eval.h"
+
+#include <fmt/format.h>
+
+#include <unordered_set>
+
+#include "ir/errors.h"
+#include "passes/dce.h"
+
+namespace cjax {
+
+PartialEvalResult partial_eval(const Jaxpr& jaxpr, const std::vector<bool>& in_unknown,
+                               const std::vector<bool>& instantiate) {
+  if (in_unknown.size() != jaxpr.invars.size())
+    throw Error(fmt::format("partial_eval: {} flags for {} inputs", in_unknown.size(),
+                            jaxpr.invars.size()));
+  std::unordered_set<Var, VarHash> unknown;
+  for (size_t i = 0; i < in_unknown.size(); ++i)
+    if (in_unknown[i]) unknown.insert(jaxpr.invars[i]);
+  auto is_unknown = [&](const Atom& a) { return a.is_var() && unknown.count(a.var()); };
+
+  Jaxpr known, staged;
+  known.constvars = jaxpr.constvars;
+  known.consts = jaxpr.consts;
+  known.debug = jaxpr.debug;
+
+  // Residuals in first-read order on the staged side (reads by eqns later removed as dead are
+  // counted too, as JAX's tracing records them when the eqn is staged).
+  std::vector<Var> candidates;
+  std::unordered_set<Var, VarHash> seen;
+  auto note_read = [&](const Atom& a) {
+    if (a.is_var() && !unknown.count(a.var()) && seen.insert(a.var()).second)
+      candidates.push_back(a.var());
+  };
+
+  for (const Eqn& eqn : jaxpr.eqns) {
+    bool any_unknown = false;
+    for (const Atom& in : eqn.inputs) any_unknown |= is_unknown(in);
+    if (!any_unknown) {
+      known.eqns.push_back(eqn);
+      continue;
+    }
+    for (const Atom& in : eqn.inputs) note_read(in);
+    for (const Var& o : eqn.outputs) unknown.insert(o);
+    staged.eqns.push_back(eqn);
+  }
+
+  PartialEvalResult r;
+  for (size_t i = 0; i < jaxpr.outvars.size(); ++i) {
+    const Atom& o = jaxpr.outvars[i];
+    bool u = is_unknown(o) || (i < instantiate.size() && instantiate[i]);
+    r.out_unknown.push_back(u);
+    if (u) {
+      note_read(o);
+      staged.outvars.push_back(o);
+    } else {
+      known.outvars.push_back(o);
+    }
+  }
+
+  // DCE the staged side, then keep the residuals it still reads.
+  DceResult live = dce(staged, std::vector<bool>(staged.outvars.size(), true));
+  staged = std::move(live.jaxpr);
+  std::unordered_set<Var, VarHash> read;
+  for (const Eqn& e : staged.eqns)
+    for (const Atom& in : e.inputs)
+      if (in.is_var()) read.insert(in.var());
+  for (const Atom& o : staged.outvars)
+    if (o.is_var()) read.insert(o.var());
+  for (const Var& c : candidates)
+    if (read.count(c)) r.residuals.push_back(c);
+
+  staged.invars = r.residuals;
+  for (size_t i = 0; i < in_unknown.size(); ++i)
+    if (in_unknown[i]) {
+      staged.invars.push_back(jaxpr.invars[i]);
+    } else {
+      known.invars.push_back(jaxpr.invars[i]);
+    }
+  for (const Var& res : r.residuals) known.outvars.push_back(res);
+  r.known = std::move(known);
+  r.staged = std::move(staged);
+  return r;
+}
+
+}  // namespace cjax

@@ -1,0 +1,30 @@
+// Partial evaluation: splits a jaxpr by which inputs are known into a known jaxpr, computing the
+// known outputs plus residuals, and a staged jaxpr that computes the unknown outputs from the
+// residuals and the unknown inputs.
+#pragma once
+
+#include <vector>
+
+#include "ir/jaxpr.h"
+
+namespace cjax {
+
+struct PartialEvalResult {
+  // (constvars; known invars...) -> (known outputs..., residuals...)
+  Jaxpr known;
+  // (residuals..., unknown invars...) -> (unknown outputs...)
+  Jaxpr staged;
+  std::vector<bool> out_unknown;
+  // The residuals, in the order the staged jaxpr first reads them. Each is a var of the known
+  // side (an invar, a constvar or an eqn output), re-used as an invar of the staged jaxpr.
+  std::vector<Var> residuals;
+};
+
+// `in_unknown[i]`: invar i is unknown. An eqn is known when all its var inputs are known.
+// `instantiate[i]` forces output i onto the staged side even when it is known (it then becomes a
+// residual that the staged jaxpr returns). The staged jaxpr is DCE'd; residuals nobody reads are
+// dropped; the known jaxpr keeps every known eqn.
+PartialEvalResult partial_eval(const Jaxpr& jaxpr, const std::vector<bool>& in_unknown,
+                               const std::vector<bool>& instantiate);
+
+}  // namespace cjax

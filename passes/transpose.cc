@@ -1,0 +1,116 @@
+#include "passes/transpose.h"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "ir/errors.h"
+#include "ir/primitive.h"
+#include "passes/lax.h"
+#include "passes/ad_rules/register.h"
+
+namespace cjax {
+namespace {
+
+std::map<std::string, TransposeRule, std::less<>>& rule_table() {
+  static std::map<std::string, TransposeRule, std::less<>> t;
+  return t;
+}
+
+const std::map<std::string, TransposeRule, std::less<>>& builtin_rules() {
+  static std::once_flag once;
+  std::call_once(once, [] { ensure_builtin_ad_rules(); });
+  return rule_table();
+}
+
+}  // namespace
+
+void register_transpose_rule(std::string_view prim, TransposeRule rule) {
+  rule_table()[std::string(prim)] = std::move(rule);
+}
+
+Jaxpr transpose_jaxpr(const Jaxpr& jaxpr, const std::vector<bool>& linear) {
+  const auto& rules = builtin_rules();
+  if (linear.size() != jaxpr.invars.size())
+    throw Error(fmt::format("transpose: {} linear flags for {} inputs", linear.size(),
+                            jaxpr.invars.size()));
+
+  // Which vars depend on a linear input.
+  std::unordered_set<Var, VarHash> is_linear;
+  for (size_t i = 0; i < linear.size(); ++i)
+    if (linear[i]) is_linear.insert(jaxpr.invars[i]);
+  auto atom_linear = [&](const Atom& a) { return a.is_var() && is_linear.count(a.var()); };
+
+  JaxprBuilder b;
+  std::vector<const Eqn*> linear_eqns;
+  for (const Eqn& eqn : jaxpr.eqns) {
+    bool any = false;
+    for (const Atom& in : eqn.inputs) any |= atom_linear(in);
+    if (any) {
+      for (const Var& o : eqn.outputs) is_linear.insert(o);
+      linear_eqns.push_back(&eqn);
+    } else {
+      b.append(eqn);  // non-linear: evaluated forward, before the backward pass
+    }
+  }
+
+  std::unordered_map<Var, Atom, VarHash> ct_env;
+  auto add_ct = [&](const Var& v, const Atom& ct) {
+    auto it = ct_env.find(v);
+    if (it == ct_env.end())
+      ct_env.emplace(v, ct);
+    else
+      it->second = lax::add_any(b, it->second, ct);
+  };
+
+  std::vector<Var> ct_invars;
+  for (const Atom& out : jaxpr.outvars) {
+    Var ct(ShapedArray(out.aval().dtype, out.aval().shape));
+    ct_invars.push_back(ct);
+    if (atom_linear(out)) add_ct(out.var(), ct);
+  }
+
+  for (auto it = linear_eqns.rbegin(); it != linear_eqns.rend(); ++it) {
+    const Eqn& eqn = **it;
+    std::vector<Cotangent> cts;
+    bool any = false;
+    for (const Var& o : eqn.outputs) {
+      auto found = ct_env.find(o);
+      cts.push_back(found == ct_env.end() ? Cotangent() : Cotangent(found->second));
+      any |= cts.back().has_value();
+    }
+    if (!any) continue;
+    auto rule = rules.find(eqn.prim->name);
+    if (rule == rules.end())
+      throw UnsupportedError(fmt::format("transpose: no transpose rule for '{}' (from {})",
+                                         eqn.prim->name, eqn.source.summarize()));
+    std::vector<TransposeArg> args;
+    for (const Atom& in : eqn.inputs) args.push_back({atom_linear(in), in});
+    b.set_source(eqn.source);
+    std::vector<Cotangent> in_cts = rule->second(TransposeRuleArgs{b, eqn, args, cts});
+    for (size_t i = 0; i < eqn.inputs.size() && i < in_cts.size(); ++i)
+      if (in_cts[i] && args[i].linear) add_ct(eqn.inputs[i].var(), *in_cts[i]);
+  }
+
+  b.set_source({});
+  std::vector<Var> invars;
+  std::vector<Atom> outvars;
+  for (size_t i = 0; i < linear.size(); ++i) {
+    const Var& v = jaxpr.invars[i];
+    if (!linear[i]) {
+      invars.push_back(v);
+      continue;
+    }
+    auto found = ct_env.find(v);
+    outvars.push_back(found != ct_env.end() ? found->second
+                                            : lax::zeros(b, ShapedArray(v.aval().dtype, v.aval().shape)));
+  }
+  invars.insert(invars.end(), ct_invars.begin(), ct_invars.end());
+  return b.build(std::move(invars), std::move(outvars), jaxpr.constvars, jaxpr.consts);
+}
+
+}  // namespace cjax

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Configures and builds cjax into build/ (or build-asan/ with --sanitize). Installs the Debian
+# packages it needs first (idempotent). Usage: scripts/build.sh [--sanitize] [ninja targets...]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+build_dir=build
+cmake_args=(-DCMAKE_BUILD_TYPE=Release)
+if [ "${1:-}" = "--sanitize" ]; then
+  shift
+  build_dir=build-asan
+  cmake_args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DCJAX_SANITIZE=ON)
+fi
+
+bash scripts/install-deps.sh
+cmake -S . -B "$build_dir" -G Ninja "${cmake_args[@]}" >/dev/null
+ninja -C "$build_dir" "$@"

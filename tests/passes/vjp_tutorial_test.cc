@@ -1,0 +1,91 @@
+// The tutorial's f(W1, W2, W3, x) = g(W3, g(W2, g(W1, x))), g(W, x) = sin(dot(W, x)): its forward
+// and backward programs must be exactly what JAX prints (jax-outputs.md §3.1, Source D).
+#include <catch2/catch.hpp>
+
+#include "ir/parse/parser.h"
+#include "ir/print/printer.h"
+#include "passes/vjp.h"
+
+using namespace cjax;
+
+namespace {
+
+const char* kTutorialF = R"({ lambda ; a:f32[5,4] b:f32[6,5] c:f32[7,6] d:f32[4]. let
+    e:f32[5] = dot_general[
+      dimension_numbers=(([1], [0]), ([], []))
+      preferred_element_type=float32
+    ] a d
+    f:f32[5] = sin e
+    g:f32[6] = dot_general[
+      dimension_numbers=(([1], [0]), ([], []))
+      preferred_element_type=float32
+    ] b f
+    h:f32[6] = sin g
+    i:f32[7] = dot_general[
+      dimension_numbers=(([1], [0]), ([], []))
+      preferred_element_type=float32
+    ] c h
+    j:f32[7] = sin i
+  in (j,) })";
+
+const char* kForward = R"({ lambda ; a:f32[5,4] b:f32[6,5] c:f32[7,6] d:f32[4]. let
+    e:f32[5] = dot_general[
+      dimension_numbers=(([1], [0]), ([], []))
+      preferred_element_type=float32
+    ] a d
+    f:f32[5] = sin e
+    g:f32[5] = cos e
+    h:f32[6] = dot_general[
+      dimension_numbers=(([1], [0]), ([], []))
+      preferred_element_type=float32
+    ] b f
+    i:f32[6] = sin h
+    j:f32[6] = cos h
+    k:f32[7] = dot_general[
+      dimension_numbers=(([1], [0]), ([], []))
+      preferred_element_type=float32
+    ] c i
+    l:f32[7] = sin k
+    m:f32[7] = cos k
+  in (l, a, b, c, d, g, f, j, i, m) })";
+
+const char* kBackward = R"({ lambda ; a:f32[5,4] b:f32[6,5] c:f32[7,6] d:f32[4] e:f32[5] f:f32[5] g:f32[6] h:f32[6]
+    i:f32[7] j:f32[7]. let
+    k:f32[7] = mul j i
+    l:f32[6] = dot_general[
+      dimension_numbers=(([0], [0]), ([], []))
+      preferred_element_type=float32
+    ] k c
+    m:f32[7,6] = dot_general[
+      dimension_numbers=(([], []), ([], []))
+      preferred_element_type=float32
+    ] k h
+    n:f32[6] = mul l g
+    o:f32[5] = dot_general[
+      dimension_numbers=(([0], [0]), ([], []))
+      preferred_element_type=float32
+    ] n b
+    p:f32[6,5] = dot_general[
+      dimension_numbers=(([], []), ([], []))
+      preferred_element_type=float32
+    ] n f
+    q:f32[5] = mul o e
+    r:f32[4] = dot_general[
+      dimension_numbers=(([0], [0]), ([], []))
+      preferred_element_type=float32
+    ] q a
+    s:f32[5,4] = dot_general[
+      dimension_numbers=(([], []), ([], []))
+      preferred_element_type=float32
+    ] q d
+  in (s, p, m, r) })";
+
+}  // namespace
+
+TEST_CASE("vjp of the tutorial's f matches JAX's forward and backward programs") {
+  JaxprRef f = parse_jaxpr(kTutorialF);
+  VjpResult r = vjp_jaxpr(*f);
+  CHECK(r.num_residuals == 9);
+  CHECK(to_string(r.fwd) == kForward);
+  CHECK(to_string(r.bwd) == kBackward);
+}
