@@ -1,0 +1,152 @@
+#include "runtime/interpreter.h"
+
+#include <fmt/format.h>
+
+#include <limits>
+#include <typeinfo>
+#include <unordered_map>
+
+#include "ir/errors.h"
+#include "runtime/dtype_dispatch.h"
+#include "runtime/kernel_table.h"
+#include "runtime/scalar_convert.h"
+
+namespace cjax::runtime {
+namespace {
+
+// A literal as a buffer of its aval, converting from the exact stored value (an int64 literal
+// does not pass through double).
+Buffer materialize(const Literal& lit) {
+  if (lit.elided)
+    throw UnsupportedError(fmt::format("interpreter: cannot evaluate the elided constant [...]:{}",
+                                       lit.aval.str_short()));
+  Buffer b = Buffer::allocate(lit.aval);
+  dispatch<kStorage>(lit.aval.dtype, "a literal", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T v = std::visit([](auto x) { return convert_scalar<T>(x); }, lit.value);
+    T* p = b.as<T>();
+    for (int64_t i = 0, n = lit.aval.size(); i < n; ++i) p[i] = v;
+  });
+  return b;
+}
+
+void check_binding(const char* what, size_t index, const Buffer& b, const Var& v) {
+  if (!b) throw TypeError(fmt::format("eval_jaxpr: {} {} is an empty Buffer", what, index));
+  if (!b.aval().same_type(v.aval()))
+    throw TypeError(fmt::format("eval_jaxpr: {} {} has type {} but the jaxpr expects {}", what,
+                                index, b.aval().str_short(), v.aval().str_short()));
+}
+
+std::vector<Buffer> eval_impl(const Jaxpr& jaxpr, std::span<const Buffer> consts,
+                              std::span<const Buffer> args) {
+  if (consts.size() != jaxpr.constvars.size())
+    throw TypeError(fmt::format("eval_jaxpr: the jaxpr has {} constvars but {} consts were given",
+                                jaxpr.constvars.size(), consts.size()));
+  if (args.size() != jaxpr.invars.size())
+    throw TypeError(fmt::format("eval_jaxpr: the jaxpr takes {} arguments but {} were given",
+                                jaxpr.invars.size(), args.size()));
+  for (size_t i = 0; i < consts.size(); ++i)
+    check_binding("const", i, consts[i], jaxpr.constvars[i]);
+  for (size_t i = 0; i < args.size(); ++i) check_binding("argument", i, args[i], jaxpr.invars[i]);
+
+  // Each variable is dropped after the last equation that reads it, so live bytes follow the
+  // program's liveness (outputs are kept to the end).
+  constexpr size_t kKeep = std::numeric_limits<size_t>::max();
+  std::unordered_map<const void*, size_t> last_use;
+  for (size_t k = 0; k < jaxpr.eqns.size(); ++k)
+    for (const Atom& a : jaxpr.eqns[k].inputs)
+      if (a.is_var()) last_use[a.var().id()] = k;
+  for (const Atom& a : jaxpr.outvars)
+    if (a.is_var()) last_use[a.var().id()] = kKeep;
+
+  std::unordered_map<Var, Buffer, VarHash> env;
+  auto bind = [&](const Var& v, const Buffer& b) {
+    if (!v.is_drop() && last_use.count(v.id())) env[v] = b;
+  };
+  auto read = [&](const Atom& a) -> Buffer {
+    if (a.is_literal()) return materialize(a.literal());
+    auto it = env.find(a.var());
+    if (it == env.end())
+      throw VerifyError(
+          fmt::format("eval_jaxpr: a variable of type {} is read before it is defined",
+                      a.var().aval().str_short()));
+    return it->second;
+  };
+  for (size_t i = 0; i < consts.size(); ++i) bind(jaxpr.constvars[i], consts[i]);
+  for (size_t i = 0; i < args.size(); ++i) bind(jaxpr.invars[i], args[i]);
+
+  std::vector<Buffer> inputs;
+  std::vector<ShapedArray> out_avals;
+  for (size_t k = 0; k < jaxpr.eqns.size(); ++k) {
+    const Eqn& eqn = jaxpr.eqns[k];
+    if (!eqn.prim) throw VerifyError("eval_jaxpr: an equation has no primitive");
+    inputs.clear();
+    out_avals.clear();
+    for (const Atom& a : eqn.inputs) inputs.push_back(read(a));
+    for (const Var& v : eqn.outputs) out_avals.push_back(v.aval());
+    std::vector<Buffer> outs = apply_primitive(*eqn.prim, eqn.params, inputs, out_avals);
+    inputs.clear();
+    for (const Atom& a : eqn.inputs)
+      if (a.is_var() && last_use[a.var().id()] == k) env.erase(a.var());
+    for (size_t i = 0; i < outs.size(); ++i) bind(eqn.outputs[i], outs[i]);
+  }
+
+  std::vector<Buffer> results;
+  results.reserve(jaxpr.outvars.size());
+  for (const Atom& a : jaxpr.outvars) results.push_back(read(a));
+  return results;
+}
+
+}  // namespace
+
+std::vector<Buffer> eval_jaxpr(const Jaxpr& jaxpr, std::span<const Buffer> args) {
+  if (jaxpr.consts.size() != jaxpr.constvars.size())
+    throw Error(fmt::format(
+        "eval_jaxpr: the jaxpr has {} constvars but {} attached consts; pass the consts explicitly",
+        jaxpr.constvars.size(), jaxpr.consts.size()));
+  std::vector<Buffer> consts;
+  consts.reserve(jaxpr.consts.size());
+  for (const ConstValue& c : jaxpr.consts) consts.push_back(Buffer::from_const(c));
+  return eval_impl(jaxpr, consts, args);
+}
+
+std::vector<Buffer> eval_jaxpr(const Jaxpr& jaxpr, std::span<const Buffer> consts,
+                               std::span<const Buffer> args) {
+  return eval_impl(jaxpr, consts, args);
+}
+
+std::vector<Buffer> apply_primitive(const Primitive& prim, const Params& params,
+                                    std::span<const Buffer> inputs,
+                                    std::span<const ShapedArray> out_avals) {
+  std::optional<KernelEntry> entry = find_kernel(prim.name);
+  if (!entry)
+    throw UnsupportedError(fmt::format("interpreter: no kernel for primitive '{}'", prim.name));
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (!inputs[i])
+      throw TypeError(fmt::format("interpreter: {}: operand {} is an empty Buffer", prim.name, i));
+  std::vector<Buffer> outs(out_avals.size());
+  if (!entry->produces_outputs)
+    for (size_t i = 0; i < out_avals.size(); ++i) outs[i] = Buffer::allocate(out_avals[i]);
+  try {
+    CurrentPrimitiveScope scope(prim.name);
+    entry->kernel(params, inputs, outs);
+  } catch (const Error& e) {
+    // A plain Error from a param accessor ("missing param 'axes'") gets the primitive's name;
+    // the typed errors of kernels already carry it.
+    const std::string_view what = e.what();
+    if (typeid(e) != typeid(Error) || what.starts_with("interpreter: ")) throw;
+    throw Error(fmt::format("interpreter: {}: {}", prim.name, what));
+  }
+  if (entry->produces_outputs)
+    for (size_t i = 0; i < outs.size(); ++i) {
+      if (!outs[i])
+        throw Error(fmt::format("interpreter: {}: the kernel left output {} unset", prim.name, i));
+      if (!outs[i].aval().same_type(out_avals[i]))
+        throw TypeError(fmt::format("interpreter: {}: output {} has type {} but {} was expected",
+                                    prim.name, i, outs[i].aval().str_short(),
+                                    out_avals[i].str_short()));
+    }
+  return outs;
+}
+
+}  // namespace cjax::runtime

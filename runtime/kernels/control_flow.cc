@@ -1,0 +1,179 @@
+// Higher-order primitives, evaluated by running their jaxprs with eval_jaxpr: call-like ones
+// (jit, pjit, closed_call, remat2 / checkpoint, custom_jvp_call, custom_vjp_call, ...), cond,
+// while and scan. They produce their outputs (OutputMode::produced), forwarding the inner
+// results instead of copying them.
+#include <algorithm>
+
+#include "ir/jaxpr.h"
+#include "runtime/kernels/kernel_util.h"
+
+namespace cjax::runtime {
+namespace {
+
+std::vector<Buffer> run(const Jaxpr& jaxpr, std::span<const Buffer> args) {
+  return eval_jaxpr(jaxpr, args);
+}
+
+void assign_outputs(std::span<Buffer> out, std::vector<Buffer> results) {
+  if (results.size() != out.size())
+    kernel_type_error("the inner jaxpr returns {} values for {} outputs", results.size(),
+                      out.size());
+  std::move(results.begin(), results.end(), out.begin());
+}
+
+// The callee of a call-like primitive: `jaxpr` (jit, pjit, remat2), `call_jaxpr`
+// (custom_jvp_call, custom_vjp_call, closed_call, xla_call) or `fun_jaxpr` (older
+// custom_vjp_call_jaxpr).
+const Jaxpr& callee(const Params& params) {
+  for (const char* key : {"jaxpr", "call_jaxpr", "fun_jaxpr"})
+    if (const ParamValue* v = params.find(key); v && v->is<JaxprRef>() && v->as<JaxprRef>())
+      return *v->as<JaxprRef>();
+  kernel_type_error("no jaxpr param (jaxpr, call_jaxpr or fun_jaxpr)");
+}
+
+void call_kernel(const Params& params, std::span<const Buffer> in, std::span<Buffer> out) {
+  assign_outputs(out, run(callee(params), in));
+}
+
+const Jaxpr& jaxpr_param(const Params& params, std::string_view key) {
+  const JaxprRef& j = params.get_jaxpr(key);
+  if (!j) kernel_type_error("param '{}' holds no jaxpr", key);
+  return *j;
+}
+
+// cond[branches](index, *operands): the index (an integer clamped into range, or a bool) picks
+// the branch to evaluate.
+void cond_kernel(const Params& params, std::span<const Buffer> in, std::span<Buffer> out) {
+  check_min_arity(in, 1);
+  const ParamValue& bv = params.at("branches");
+  const std::vector<ParamValue>* items = nullptr;
+  if (bv.is<ParamTuple>()) items = &bv.as<ParamTuple>().items;
+  if (bv.is<ParamList>()) items = &bv.as<ParamList>().items;
+  if (!items || items->empty()) kernel_type_error("'branches' must be a non-empty tuple of jaxprs");
+  const int64_t n = static_cast<int64_t>(items->size());
+  const int64_t index = std::clamp<int64_t>(scalar_index(in[0]), 0, n - 1);
+  const ParamValue& branch = (*items)[static_cast<size_t>(index)];
+  if (!branch.is<JaxprRef>() || !branch.as<JaxprRef>())
+    kernel_type_error("branch {} is not a jaxpr", index);
+  assign_outputs(out, run(*branch.as<JaxprRef>(), in.subspan(1)));
+}
+
+bool scalar_true(const Buffer& b) {
+  if (b.aval().dtype != DType::bool_ || b.aval().rank() != 0)
+    kernel_type_error("cond_jaxpr must return bool[], got {}", b.aval().str_short());
+  return b.as<bool>()[0];
+}
+
+// while[cond_jaxpr body_jaxpr cond_nconsts body_nconsts](*cond_consts, *body_consts, *carry):
+// while cond(cond_consts, carry): carry = body(body_consts, carry).
+void while_kernel(const Params& params, std::span<const Buffer> in, std::span<Buffer> out) {
+  const Jaxpr& cond = jaxpr_param(params, "cond_jaxpr");
+  const Jaxpr& body = jaxpr_param(params, "body_jaxpr");
+  const int64_t cn = params.get_int("cond_nconsts"), bn = params.get_int("body_nconsts");
+  if (cn < 0 || bn < 0 || static_cast<size_t>(cn + bn) > in.size())
+    kernel_type_error("{} operands cannot hold {} + {} consts", in.size(), cn, bn);
+  const auto nc = static_cast<size_t>(cn), nb = static_cast<size_t>(bn);
+  std::vector<Buffer> carry(in.begin() + static_cast<ptrdiff_t>(nc + nb), in.end());
+  std::vector<Buffer> cond_args(in.begin(), in.begin() + static_cast<ptrdiff_t>(nc));
+  std::vector<Buffer> body_args(in.begin() + static_cast<ptrdiff_t>(nc),
+                                in.begin() + static_cast<ptrdiff_t>(nc + nb));
+  while (true) {
+    cond_args.resize(nc);
+    cond_args.insert(cond_args.end(), carry.begin(), carry.end());
+    std::vector<Buffer> pred = run(cond, cond_args);
+    if (pred.size() != 1) kernel_type_error("cond_jaxpr returns {} values, not 1", pred.size());
+    if (!scalar_true(pred[0])) break;
+    body_args.resize(nb);
+    body_args.insert(body_args.end(), carry.begin(), carry.end());
+    carry = run(body, body_args);
+  }
+  assign_outputs(out, std::move(carry));
+}
+
+// The aval of one slice along the leading axis.
+ShapedArray unstacked(const ShapedArray& a) {
+  ShapedArray s = a;
+  s.shape.erase(s.shape.begin());
+  return s;
+}
+
+// scan[jaxpr num_consts num_carry length reverse](*consts, *init, *xs): for t in 0..length-1
+// (descending when reverse) (carry, y_t) = jaxpr(consts, carry, xs[t]). Outputs: the final
+// carry, then the ys stacked along a new leading axis (ys[t] belongs to xs[t]).
+void scan_kernel(const Params& params, std::span<const Buffer> in, std::span<Buffer> out) {
+  const Jaxpr& body = jaxpr_param(params, "jaxpr");
+  const int64_t num_consts = params.get_int("num_consts");
+  const int64_t num_carry = params.get_int("num_carry");
+  const int64_t length = params.get_int("length");
+  const bool reverse = params.has("reverse") && params.get_bool("reverse");
+  if (num_consts < 0 || num_carry < 0 || length < 0 ||
+      static_cast<size_t>(num_consts + num_carry) > in.size())
+    kernel_type_error("{} operands cannot hold {} consts and {} carries", in.size(), num_consts,
+                      num_carry);
+  const auto nconst = static_cast<size_t>(num_consts), ncarry = static_cast<size_t>(num_carry);
+  const size_t nxs = in.size() - nconst - ncarry;
+  std::span<const Buffer> xs = in.subspan(nconst + ncarry);
+  for (const Buffer& x : xs)
+    if (x.aval().rank() == 0 || x.aval().shape[0] != length)
+      kernel_type_error("scanned operand {} does not have leading dimension {}",
+                        x.aval().str_short(), length);
+  const std::vector<ShapedArray> body_out = body.out_avals();
+  if (body_out.size() < ncarry || out.size() != body_out.size())
+    kernel_type_error("the body returns {} values for {} carries and {} outputs", body_out.size(),
+                      ncarry, out.size());
+  const size_t nys = body_out.size() - ncarry;
+
+  std::vector<Buffer> ys;
+  std::vector<size_t> y_bytes;
+  for (size_t k = 0; k < nys; ++k) {
+    ShapedArray stacked = body_out[ncarry + k];
+    stacked.shape.insert(stacked.shape.begin(), length);
+    ys.push_back(Buffer::allocate(stacked));
+    y_bytes.push_back(body_out[ncarry + k].nbytes());
+  }
+  std::vector<Buffer> carry(in.begin() + static_cast<ptrdiff_t>(nconst),
+                            in.begin() + static_cast<ptrdiff_t>(nconst + ncarry));
+  std::vector<Buffer> args;
+  for (int64_t step = 0; step < length; ++step) {
+    const int64_t t = reverse ? length - 1 - step : step;
+    args.assign(in.begin(), in.begin() + static_cast<ptrdiff_t>(nconst));
+    args.insert(args.end(), carry.begin(), carry.end());
+    for (size_t k = 0; k < nxs; ++k) {
+      Buffer x = Buffer::allocate(unstacked(xs[k].aval()));
+      if (x.nbytes())
+        std::memcpy(
+            x.data(),
+            static_cast<const unsigned char*>(xs[k].data()) + static_cast<size_t>(t) * x.nbytes(),
+            x.nbytes());
+      args.push_back(std::move(x));
+    }
+    std::vector<Buffer> res = run(body, args);
+    args.clear();
+    for (size_t k = 0; k < nys; ++k)
+      if (res[ncarry + k].nbytes() != y_bytes[k])
+        kernel_type_error("the body's output {} is {}, not {}", ncarry + k,
+                          res[ncarry + k].aval().str_short(), body_out[ncarry + k].str_short());
+    for (size_t k = 0; k < nys; ++k)
+      if (y_bytes[k])
+        std::memcpy(static_cast<unsigned char*>(ys[k].data()) + static_cast<size_t>(t) * y_bytes[k],
+                    res[ncarry + k].data(), y_bytes[k]);
+    res.resize(ncarry);
+    carry = std::move(res);
+  }
+  for (size_t k = 0; k < ncarry; ++k) out[k] = carry[k];
+  for (size_t k = 0; k < nys; ++k) out[ncarry + k] = ys[k];
+}
+
+}  // namespace
+
+void register_control_flow_kernels(KernelRegistry& r) {
+  for (const char* name :
+       {"jit", "pjit", "closed_call", "core_call", "xla_call", "remat2", "remat", "checkpoint",
+        "custom_jvp_call", "custom_vjp_call", "custom_vjp_call_jaxpr"})
+    r.add(name, call_kernel, OutputMode::produced);
+  r.add("cond", cond_kernel, OutputMode::produced);
+  r.add("while", while_kernel, OutputMode::produced);
+  r.add("scan", scan_kernel, OutputMode::produced);
+}
+
+}  // namespace cjax::runtime
