@@ -1,0 +1,144 @@
+// Control flow: cond, while, scan (jax/_src/lax/control_flow/). Each is typed by its jaxprs.
+#include <fmt/format.h>
+
+#include "ir/rules/rule_util.h"
+#include "ir/rules/table.h"
+
+namespace cjax {
+namespace {
+
+using namespace rules;
+
+int64_t count_param(std::string_view prim, const Params& params, std::string_view key) {
+  int64_t n = int_param(prim, params, key);
+  if (n < 0) fail(prim, fmt::format("param '{}' must be non-negative, got {}", key, n));
+  return n;
+}
+
+AvalList concat(Avals a, Avals b) {
+  AvalList out(a.begin(), a.end());
+  out.insert(out.end(), b.begin(), b.end());
+  return out;
+}
+
+// cond[branches]: operands are the branch index (a scalar int32, or bool with two branches)
+// and the branches' inputs. Every branch has the same signature.
+AvalList cond_rule(Avals in, const Params& params) {
+  constexpr std::string_view kPrim = "cond";
+  expect_min_arity(kPrim, in, 1);
+  std::vector<const Jaxpr*> branches = jaxprs_param(kPrim, params, "branches");
+  if (branches.empty()) fail(kPrim, "needs at least one branch");
+  if (!in[0].shape.empty() || (in[0].dtype != DType::i32 && in[0].dtype != DType::bool_))
+    fail_got(kPrim, "the index must be a scalar int32 or bool", in);
+  if (in[0].dtype == DType::bool_ && branches.size() != 2)
+    fail_got(kPrim, "a bool index needs exactly 2 branches", in);
+  Avals operands = in.subspan(1);
+  AvalList out0 = jaxpr_out_avals(kPrim, "branch 0", *branches[0]);
+  for (size_t b = 0; b < branches.size(); ++b) {
+    std::string what = fmt::format("branch {}", b);
+    expect_types(kPrim, what, jaxpr_in_avals(kPrim, what, *branches[b]), operands);
+    AvalList out = jaxpr_out_avals(kPrim, what, *branches[b]);
+    bool same = out.size() == out0.size();
+    for (size_t i = 0; same && i < out.size(); ++i) same = out[i].same_type(out0[i]);
+    if (!same)
+      fail(kPrim, fmt::format("branch {} returns ({}) but branch 0 returns ({})", b, avals_str(out),
+                              avals_str(out0)));
+  }
+  return out0;
+}
+
+// while[cond_jaxpr body_jaxpr cond_nconsts body_nconsts]: operands are the cond consts, the body
+// consts and the initial carry; cond maps (cond consts, carry) to a bool scalar, body maps
+// (body consts, carry) to the next carry.
+AvalList while_rule(Avals in, const Params& params) {
+  constexpr std::string_view kPrim = "while";
+  const Jaxpr& cond = jaxpr_param(kPrim, params, "cond_jaxpr");
+  const Jaxpr& body = jaxpr_param(kPrim, params, "body_jaxpr");
+  int64_t cond_n = count_param(kPrim, params, "cond_nconsts");
+  int64_t body_n = count_param(kPrim, params, "body_nconsts");
+  if (static_cast<int64_t>(in.size()) < cond_n + body_n)
+    fail_got(kPrim,
+             fmt::format("expects at least {} operands for cond_nconsts={} body_nconsts={}",
+                         cond_n + body_n, cond_n, body_n),
+             in);
+  Avals cond_consts = in.subspan(0, cond_n);
+  Avals body_consts = in.subspan(cond_n, body_n);
+  Avals carry = in.subspan(cond_n + body_n);
+  expect_types(kPrim, "cond_jaxpr", jaxpr_in_avals(kPrim, "cond_jaxpr", cond),
+               concat(cond_consts, carry));
+  expect_types(kPrim, "body_jaxpr", jaxpr_in_avals(kPrim, "body_jaxpr", body),
+               concat(body_consts, carry));
+  AvalList pred = jaxpr_out_avals(kPrim, "cond_jaxpr", cond);
+  if (pred.size() != 1 || !pred[0].same_type(ShapedArray(DType::bool_, {})))
+    fail(kPrim, fmt::format("cond_jaxpr must return one bool[], returns ({})", avals_str(pred)));
+  AvalList out = jaxpr_out_avals(kPrim, "body_jaxpr", body);
+  bool same = out.size() == carry.size();
+  for (size_t i = 0; same && i < out.size(); ++i) same = out[i].same_type(carry[i]);
+  if (!same)
+    fail(kPrim, fmt::format("body_jaxpr returns ({}) for the carry ({})", avals_str(out),
+                            avals_str(carry)));
+  return out;
+}
+
+// scan[jaxpr length reverse num_consts num_carry unroll]: operands are consts, the initial carry
+// and the scanned-over xs (leading dimension `length`); the jaxpr maps (consts, carry, x slices)
+// to (carry, y slices); the results are the final carry and the ys stacked along a new leading
+// dimension.
+AvalList scan_rule(Avals in, const Params& params) {
+  constexpr std::string_view kPrim = "scan";
+  const Jaxpr& jaxpr = jaxpr_param(kPrim, params, "jaxpr");
+  int64_t length = count_param(kPrim, params, "length");
+  int64_t num_consts = count_param(kPrim, params, "num_consts");
+  int64_t num_carry = count_param(kPrim, params, "num_carry");
+  bool_param(kPrim, params, "reverse");
+  if (static_cast<int64_t>(in.size()) < num_consts + num_carry)
+    fail_got(kPrim,
+             fmt::format("expects at least {} operands for num_consts={} num_carry={}",
+                         num_consts + num_carry, num_consts, num_carry),
+             in);
+  AvalList body_in(in.begin(), in.begin() + num_consts + num_carry);
+  for (const ShapedArray& x : in.subspan(num_consts + num_carry)) {
+    if (x.shape.empty() || x.shape[0] != length)
+      fail_got(kPrim, fmt::format("scanned-over operands must have leading dimension {}", length),
+               in);
+    body_in.emplace_back(x.dtype, Shape(x.shape.begin() + 1, x.shape.end()), x.weak_type);
+  }
+  expect_types(kPrim, "the jaxpr", jaxpr_in_avals(kPrim, "the jaxpr", jaxpr), body_in);
+  AvalList body_out = jaxpr_out_avals(kPrim, "the jaxpr", jaxpr);
+  Avals carry_in = in.subspan(num_consts, num_carry);
+  bool same = static_cast<int64_t>(body_out.size()) >= num_carry;
+  for (int64_t i = 0; same && i < num_carry; ++i) same = body_out[i].same_type(carry_in[i]);
+  if (!same)
+    fail(kPrim, fmt::format("the jaxpr returns ({}) for the carry ({})", avals_str(body_out),
+                            avals_str(carry_in)));
+  AvalList out(body_out.begin(), body_out.begin() + num_carry);
+  for (size_t i = num_carry; i < body_out.size(); ++i) {
+    Shape shape{length};
+    shape.insert(shape.end(), body_out[i].shape.begin(), body_out[i].shape.end());
+    out.emplace_back(body_out[i].dtype, std::move(shape), body_out[i].weak_type);
+  }
+  return out;
+}
+
+}  // namespace
+
+void register_control_flow(PrimitiveTable& table) {
+  // jax >= 0.4.31 no longer has cond's `linear`; jax >= 0.10 no longer has scan's `linear` and
+  // `_split_transpose` (jax 0.11 restructured scan's params again, as `ft_in`/`ft_out`; cjax
+  // keeps the 0.10 form, whose text is the last one printed in a stable way).
+  Primitive cond = make_primitive("cond", cond_rule);
+  cond.higher_order = true;
+  cond.canonicalize_params = drop({"linear"});
+  table.add(std::move(cond));
+
+  Primitive loop = make_primitive("while", while_rule);
+  loop.higher_order = true;
+  table.add(std::move(loop));
+
+  Primitive scan = make_primitive("scan", scan_rule);
+  scan.higher_order = true;
+  scan.canonicalize_params = drop({"linear", "_split_transpose"});
+  table.add(std::move(scan));
+}
+
+}  // namespace cjax

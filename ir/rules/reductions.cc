@@ -1,0 +1,88 @@
+// Reductions over axes (reduce_*), argmax/argmin, and cumulative reductions (cum*)
+// (jax/_src/lax/lax.py, jax/_src/lax/control_flow/loops.py).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+
+#include "ir/rules/rule_util.h"
+#include "ir/rules/table.h"
+
+namespace cjax {
+namespace {
+
+using namespace rules;
+
+ShapeRule reduce_rule(std::string name, unsigned accepted) {
+  return [name = std::move(name), accepted](Avals in, const Params& params) -> AvalList {
+    expect_arity(name, in, 1);
+    expect_dtype(name, in, 0, accepted);
+    std::vector<int64_t> axes = ints_param(name, params, "axes");
+    if (std::set<int64_t>(axes.begin(), axes.end()).size() != axes.size())
+      fail_got(name, fmt::format("axes {} has duplicates", ints_str(axes)), in);
+    for (int64_t a : axes) check_axis(name, "axis", a, in[0].rank(), in);
+    Shape shape;
+    for (int64_t d = 0; d < in[0].rank(); ++d)
+      if (std::find(axes.begin(), axes.end(), d) == axes.end()) shape.push_back(in[0].shape[d]);
+    return {ShapedArray(in[0].dtype, std::move(shape), in[0].weak_type)};
+  };
+}
+
+// argmax/argmin[axes index_dtype]: exactly one axis, of non-zero size; never weakly typed.
+ShapeRule argminmax_rule(std::string name) {
+  return [name = std::move(name)](Avals in, const Params& params) -> AvalList {
+    expect_arity(name, in, 1);
+    expect_dtype(name, in, 0, kAny);
+    std::vector<int64_t> axes = ints_param(name, params, "axes");
+    DType index_dtype = dtype_param(name, params, "index_dtype");
+    if (axes.size() != 1)
+      fail_got(name, fmt::format("expects one axis, got {}", ints_str(axes)), in);
+    check_axis(name, "axis", axes[0], in[0].rank(), in);
+    if (in[0].shape[axes[0]] < 1) fail_got(name, "the reduced dimension must not be empty", in);
+    if (!is_integer(index_dtype))
+      fail(name,
+           fmt::format("index_dtype must be an integer type, got {}", long_name(index_dtype)));
+    Shape shape = in[0].shape;
+    shape.erase(shape.begin() + axes[0]);
+    return {ShapedArray(index_dtype, std::move(shape))};
+  };
+}
+
+// cumsum/cumprod/cummax/cummin/cumlogsumexp[axis reverse]: same shape as the operand.
+ShapeRule cumulative_rule(std::string name, unsigned accepted) {
+  return [name = std::move(name), accepted](Avals in, const Params& params) -> AvalList {
+    expect_arity(name, in, 1);
+    expect_dtype(name, in, 0, accepted);
+    check_axis(name, "axis", int_param(name, params, "axis"), in[0].rank(), in);
+    bool_param(name, params, "reverse");
+    return {ShapedArray(in[0].dtype, in[0].shape, in[0].weak_type)};
+  };
+}
+
+}  // namespace
+
+void register_reductions(PrimitiveTable& table) {
+  // reduce_sum (jax >= 0.8) and reduce_max/reduce_min (jax main after 0.11.0) carry
+  // `out_sharding`, printed as `out_sharding=None`; older text lacks it.
+  for (auto [name, accepted] : {std::pair{"reduce_sum", kNum}, std::pair{"reduce_max", kAny},
+                                std::pair{"reduce_min", kAny}}) {
+    Primitive p = make_primitive(name, reduce_rule(name, accepted));
+    p.canonicalize_params = add_missing({{"out_sharding", NoneParam{}}});
+    table.add(std::move(p));
+  }
+  // These bind only `axes`.
+  table.add(make_primitive("reduce_prod", reduce_rule("reduce_prod", kNum)));
+  table.add(make_primitive("reduce_and", reduce_rule("reduce_and", kBoolOrInt)));
+  table.add(make_primitive("reduce_or", reduce_rule("reduce_or", kBoolOrInt)));
+  table.add(make_primitive("reduce_xor", reduce_rule("reduce_xor", kBoolOrInt)));
+
+  table.add(make_primitive("argmax", argminmax_rule("argmax")));
+  table.add(make_primitive("argmin", argminmax_rule("argmin")));
+
+  for (auto [name, accepted] :
+       {std::pair{"cumsum", kNum}, std::pair{"cumprod", kNum}, std::pair{"cummax", kNum},
+        std::pair{"cummin", kNum}, std::pair{"cumlogsumexp", kFloat}})
+    table.add(make_primitive(name, cumulative_rule(name, accepted)));
+}
+
+}  // namespace cjax

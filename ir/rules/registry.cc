@@ -1,0 +1,134 @@
+#include "ir/rules/registry.h"
+
+#include <fmt/format.h>
+
+#include <mutex>
+
+#include "ir/errors.h"
+#include "ir/rules/table.h"
+
+namespace cjax {
+
+Primitive& PrimitiveTable::add(Primitive prim) {
+  if (by_name_.count(prim.name))
+    throw Error(fmt::format("primitive '{}' registered twice", prim.name));
+  if (!prim.print_params) prim.print_params = sorted_params;
+  if (!prim.canonicalize_params) prim.canonicalize_params = [](Params&) {};
+  auto owned = std::make_unique<Primitive>(std::move(prim));
+  Primitive& ref = *owned;
+  by_name_.emplace(ref.name, std::move(owned));
+  return ref;
+}
+
+const Primitive* PrimitiveTable::find(std::string_view name) const {
+  auto it = by_name_.find(name);
+  return it == by_name_.end() ? nullptr : it->second.get();
+}
+
+std::vector<std::string_view> PrimitiveTable::names() const {
+  std::vector<std::string_view> out;
+  out.reserve(by_name_.size());
+  for (const auto& [name, prim] : by_name_) out.push_back(name);
+  return out;
+}
+
+namespace {
+
+const PrimitiveTable& table() {
+  // Built on first use; C++ guarantees a thread-safe one-time initialisation.
+  static const PrimitiveTable t = [] {
+    PrimitiveTable t;
+    register_elementwise(t);
+    register_structural(t);
+    register_slicing(t);
+    register_reductions(t);
+    register_dot(t);
+    register_calls(t);
+    register_control_flow(t);
+    return t;
+  }();
+  return t;
+}
+
+// Names of retired primitives whose eqns are read as a current one: older JAX printed a jitted
+// call as `pjit` (0.4.x .. 0.6.x) or `xla_call` (before 0.4); jit's canonicalizer maps the params.
+std::string_view current_name(std::string_view name) {
+  if (name == "pjit" || name == "xla_call") return "jit";
+  return name;
+}
+
+// Fills the dtype text of an opaque-dtype output (e.g. `key<fry>`) from the first opaque input,
+// so structural ops on extended dtypes keep printing their type.
+void carry_opaque_dtype_text(std::span<const ShapedArray> in, std::vector<ShapedArray>& out) {
+  const ShapedArray* src = nullptr;
+  for (const auto& a : in)
+    if (a.dtype == DType::opaque && a.annotations && !a.annotations->dtype_text.empty()) {
+      src = &a;
+      break;
+    }
+  if (!src) return;
+  for (auto& o : out) {
+    if (o.dtype != DType::opaque || (o.annotations && !o.annotations->dtype_text.empty())) continue;
+    auto ann = std::make_shared<AvalAnnotations>();
+    ann->dtype_text = src->annotations->dtype_text;
+    o.annotations = std::move(ann);
+  }
+}
+
+}  // namespace
+
+const Primitive* find_primitive(std::string_view name) {
+  return table().find(current_name(name));
+}
+
+const Primitive& get_primitive(std::string_view name) {
+  const Primitive* p = find_primitive(name);
+  if (!p) throw UnsupportedError(fmt::format("unknown primitive '{}'", name));
+  return *p;
+}
+
+const Primitive& opaque_primitive(std::string_view name) {
+  static std::mutex mu;
+  static std::map<std::string, std::unique_ptr<Primitive>, std::less<>> interned;
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = interned.find(name);
+  if (it != interned.end()) return *it->second;
+  auto prim = std::make_unique<Primitive>();
+  prim->name = std::string(name);
+  prim->opaque = true;
+  // Params of an unknown primitive are kept verbatim and print in the order they were read.
+  prim->print_params = [](const Params& params) {
+    std::vector<ParamRef> out;
+    for (const auto& [k, v] : params) out.push_back({k, &v});
+    return out;
+  };
+  prim->canonicalize_params = [](Params&) {};
+  const Primitive& ref = *prim;
+  interned.emplace(std::string(name), std::move(prim));
+  return ref;
+}
+
+std::vector<std::string_view> builtin_primitive_names() {
+  return table().names();
+}
+
+std::vector<ShapedArray> infer_avals(const Primitive& prim, std::span<const ShapedArray> in,
+                                     const Params& params) {
+  if (prim.opaque || !prim.shape_rule)
+    throw UnsupportedError(fmt::format("{}: no shape rule for an opaque primitive", prim.name));
+  std::vector<ShapedArray> out;
+  try {
+    out = prim.shape_rule(in, params);
+  } catch (const TypeError&) {
+    throw;
+  } catch (const UnsupportedError&) {
+    throw;
+  } catch (const Error& e) {
+    // A malformed param read through the generic Params accessors.
+    throw TypeError(fmt::format("{}: {}", prim.name, e.what()));
+  }
+  carry_opaque_dtype_text(in, out);
+  return out;
+}
+
+}  // namespace cjax

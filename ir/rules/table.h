@@ -1,0 +1,38 @@
+// The built-in primitive table (internal to ir/rules/). Each family file registers its
+// primitives through one register_* function; registry.cc builds the table once, on first use.
+// Registration is explicit on purpose: static self-registration would be dropped by the linker
+// when a family's object file is otherwise unreferenced in the static library.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ir/primitive.h"
+
+namespace cjax {
+
+class PrimitiveTable {
+ public:
+  // Adds `prim`; throws cjax::Error when the name is taken. Fills in the default print rule
+  // (sorted) and a no-op canonicalizer when they are left empty. The address is stable.
+  Primitive& add(Primitive prim);
+  const Primitive* find(std::string_view name) const;
+  std::vector<std::string_view> names() const;  // sorted
+
+ private:
+  std::map<std::string, std::unique_ptr<Primitive>, std::less<>> by_name_;
+};
+
+// One per family file.
+void register_elementwise(PrimitiveTable& table);   // elementwise.cc: unary, binary, select, ...
+void register_structural(PrimitiveTable& table);    // structural.cc: broadcast, reshape, iota, ...
+void register_slicing(PrimitiveTable& table);       // slicing.cc: slice, dynamic_(update_)slice
+void register_reductions(PrimitiveTable& table);    // reductions.cc: reduce_*, arg*, cum*
+void register_dot(PrimitiveTable& table);           // dot.cc: dot_general
+void register_calls(PrimitiveTable& table);         // calls.cc: jit, remat2, custom_*, device_put
+void register_control_flow(PrimitiveTable& table);  // control_flow.cc: cond, while, scan
+
+}  // namespace cjax
