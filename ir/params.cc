@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
 
 #include "ir/errors.h"
 
@@ -37,6 +38,41 @@ std::vector<int64_t> ParamValue::to_ints() const {
     out.push_back(i.as<int64_t>());
   }
   return out;
+}
+
+namespace {
+
+bool items_equal(const std::vector<ParamValue>& a, const std::vector<ParamValue>& b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin());
+}
+
+}  // namespace
+
+bool ParamValue::operator==(const ParamValue& o) const {
+  if (v.index() != o.v.index()) return false;
+  return std::visit(
+      [&](const auto& x) -> bool {
+        using T = std::decay_t<decltype(x)>;
+        const T& y = std::get<T>(o.v);
+        if constexpr (std::is_same_v<T, ParamTuple> || std::is_same_v<T, ParamList>)
+          return items_equal(x.items, y.items);
+        else if constexpr (std::is_same_v<T, OpaqueParam>)
+          return x.text == y.text;
+        else if constexpr (std::is_same_v<T, double>)
+          return std::memcmp(&x, &y, sizeof x) == 0;
+        else
+          return x == y;
+      },
+      v);
+}
+
+bool Params::operator==(const Params& o) const {
+  if (size() != o.size()) return false;
+  for (const auto& [k, v] : items_) {
+    const ParamValue* other = o.find(k);
+    if (!other || !(*other == v)) return false;
+  }
+  return true;
 }
 
 Params::Params(std::initializer_list<std::pair<std::string, ParamValue>> init) {

@@ -71,6 +71,9 @@ struct ParamValue {
   bool is_none() const { return is<NoneParam>(); }
   // The ints of a tuple or list of ints; throws cjax::Error otherwise.
   std::vector<int64_t> to_ints() const;
+
+  // Structural equality; nested jaxprs and policies compare by identity, floats bitwise.
+  bool operator==(const ParamValue& o) const;
 };
 
 // A parameter list. Keeps insertion order; the printer sorts (or applies the primitive's rule).
@@ -93,6 +96,9 @@ class Params {
   DType get_dtype(std::string_view key) const;
   std::vector<int64_t> get_ints(std::string_view key) const;
   const JaxprRef& get_jaxpr(std::string_view key) const;
+
+  // Same keys with equal values, in any order.
+  bool operator==(const Params& o) const;
 
   size_t size() const { return items_.size(); }
   bool empty() const { return items_.empty(); }

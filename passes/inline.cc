@@ -1,0 +1,90 @@
+#include "passes/inline.h"
+
+#include <fmt/format.h>
+
+#include <unordered_map>
+
+#include "ir/errors.h"
+#include "ir/primitive.h"
+
+namespace cjax {
+
+std::vector<Atom> inline_jaxpr(JaxprBuilder& b, const Jaxpr& callee, std::span<const Atom> consts,
+                               std::span<const Atom> args) {
+  if (args.size() != callee.invars.size() || consts.size() != callee.constvars.size())
+    throw Error(fmt::format("inline: {} args and {} consts for a jaxpr of {} invars and {} constvars",
+                            args.size(), consts.size(), callee.invars.size(), callee.constvars.size()));
+  std::unordered_map<Var, Atom, VarHash> env;
+  for (size_t i = 0; i < consts.size(); ++i) env.emplace(callee.constvars[i], consts[i]);
+  for (size_t i = 0; i < args.size(); ++i) env.emplace(callee.invars[i], args[i]);
+  auto read = [&](const Atom& a) -> Atom {
+    if (a.is_literal()) return a;
+    auto it = env.find(a.var());
+    return it == env.end() ? a : it->second;
+  };
+  for (const Eqn& e : callee.eqns) {
+    Eqn copy = e;
+    for (Atom& in : copy.inputs) in = read(in);
+    for (Var& out : copy.outputs) {
+      Var fresh = out.is_drop() ? Var::drop(out.aval()) : Var(out.aval());
+      env.emplace(out, fresh);
+      out = fresh;
+    }
+    b.append(std::move(copy));
+  }
+  std::vector<Atom> outs;
+  for (const Atom& o : callee.outvars) outs.push_back(read(o));
+  return outs;
+}
+
+namespace {
+
+void inline_into(JaxprBuilder& b, const Jaxpr& j, std::unordered_map<Var, Atom, VarHash>& env) {
+  auto read = [&](const Atom& a) -> Atom {
+    if (a.is_literal()) return a;
+    auto it = env.find(a.var());
+    return it == env.end() ? a : it->second;
+  };
+  for (const Eqn& e : j.eqns) {
+    std::vector<Atom> ins;
+    for (const Atom& in : e.inputs) ins.push_back(read(in));
+    if (e.prim->name != "jit") {
+      Eqn copy = e;
+      copy.inputs = std::move(ins);
+      b.append(std::move(copy));
+      continue;
+    }
+    const Jaxpr& body = *e.params.get_jaxpr("jaxpr");
+    std::unordered_map<Var, Atom, VarHash> inner;
+    for (size_t i = 0; i < body.invars.size(); ++i) inner.emplace(body.invars[i], ins[i]);
+    // The body's own consts, if any, stay attached as literals are not possible for arrays:
+    // callers give jit bodies without consts (JAX's closed jit jaxprs have none after tracing).
+    if (!body.constvars.empty())
+      throw UnsupportedError("inline: a jit body with constvars (from " + e.source.summarize() + ")");
+    JaxprBuilder nested;
+    inline_into(nested, body, inner);
+    std::vector<Atom> body_outs;
+    for (const Atom& o : body.outvars)
+      body_outs.push_back(o.is_literal() ? o : (inner.count(o.var()) ? inner.at(o.var()) : o));
+    // Rename the body's vars so a jit body inlined twice stays single-assignment.
+    Jaxpr flat = nested.build({}, body_outs);
+    std::vector<Atom> outs = inline_jaxpr(b, flat, {}, {});
+    for (size_t i = 0; i < e.outputs.size(); ++i) env.emplace(e.outputs[i], outs[i]);
+  }
+}
+
+}  // namespace
+
+Jaxpr inline_calls(const Jaxpr& jaxpr) {
+  JaxprBuilder b;
+  std::unordered_map<Var, Atom, VarHash> env;
+  inline_into(b, jaxpr, env);
+  std::vector<Atom> outs;
+  for (const Atom& o : jaxpr.outvars)
+    outs.push_back(o.is_literal() ? o : (env.count(o.var()) ? env.at(o.var()) : o));
+  Jaxpr r = b.build(jaxpr.invars, std::move(outs), jaxpr.constvars, jaxpr.consts);
+  r.debug = jaxpr.debug;
+  return r;
+}
+
+}  // namespace cjax

@@ -1,0 +1,22 @@
+// Inlining: copying a jaxpr's eqns into another under construction, with fresh variables, and
+// the `inline` pass that replaces jit calls by their bodies.
+#pragma once
+
+#include <span>
+#include <vector>
+
+#include "ir/jaxpr.h"
+#include "passes/builder.h"
+
+namespace cjax {
+
+// Emits `callee`'s eqns into `b` with its constvars bound to `consts` and invars to `args`;
+// every variable it defines is renamed to a fresh one, so the same jaxpr can be inlined twice.
+// Returns the atoms of callee's outvars.
+std::vector<Atom> inline_jaxpr(JaxprBuilder& b, const Jaxpr& callee, std::span<const Atom> consts,
+                               std::span<const Atom> args);
+
+// Replaces every `jit` eqn (recursively) by its body.
+Jaxpr inline_calls(const Jaxpr& jaxpr);
+
+}  // namespace cjax
