@@ -82,7 +82,10 @@ TEST_CASE("partial_eval splits known and unknown work and forwards residuals") {
   CHECK(to_string(r.known) ==
         "{ lambda ; a:f32[]. let b:f32[] = sin a; c:f32[] = cos a in (c, b, a) }");
   CHECK(to_string(r.staged) ==
-        "{ lambda ; a:f32[] b:f32[] c:f32[]. let d:f32[] = mul c a; e:f32[] = mul d b in (e,) }");
+        "{ lambda ; a:f32[] b:f32[] c:f32[]. let\n"
+        "    d:f32[] = mul c a\n"
+        "    e:f32[] = mul d b\n"
+        "  in (e,) }");
 }
 
 TEST_CASE("transpose accumulates cotangents and instantiates zeros") {
