@@ -123,9 +123,10 @@ AvalList scan_rule(Avals in, const Params& params) {
 }  // namespace
 
 void register_control_flow(PrimitiveTable& table) {
-  // jax >= 0.4.31 no longer has cond's `linear`; jax >= 0.10 no longer has scan's `linear` and
-  // `_split_transpose` (jax 0.11 restructured scan's params again, as `ft_in`/`ft_out`; cjax
-  // keeps the 0.10 form, whose text is the last one printed in a stable way).
+  // jax >= 0.4.31 no longer has cond's `linear`, so text from before drops it. scan's `linear` and
+  // `_split_transpose` are kept when the text has them: jax 0.9.x, still the current text format,
+  // prints them (wild-jaxprs/04), and jax 0.10 stopped binding them; cjax's tracer emits the 0.10
+  // form (jax 0.11 restructured scan's params again, as `ft_in`/`ft_out`).
   Primitive cond = make_primitive("cond", cond_rule);
   cond.higher_order = true;
   cond.canonicalize_params = drop({"linear"});
@@ -137,7 +138,6 @@ void register_control_flow(PrimitiveTable& table) {
 
   Primitive scan = make_primitive("scan", scan_rule);
   scan.higher_order = true;
-  scan.canonicalize_params = drop({"linear", "_split_transpose"});
   table.add(std::move(scan));
 }
 

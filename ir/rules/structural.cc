@@ -17,9 +17,15 @@ bool distinct(const std::vector<int64_t>& xs) {
   return std::set<int64_t>(xs.begin(), xs.end()).size() == xs.size();
 }
 
+// Dimensions are non-negative and the element count fits in int64 (fuzzed text can ask for
+// shapes whose size would overflow; every later size() would then be undefined behaviour).
 void expect_nonnegative_shape(std::string_view prim, std::string_view key, const Shape& shape) {
-  for (int64_t d : shape)
+  int64_t count = 1;
+  for (int64_t d : shape) {
     if (d < 0) fail(prim, fmt::format("{} {} has a negative dimension", key, ints_str(shape)));
+    if (__builtin_mul_overflow(count, d, &count))
+      fail(prim, fmt::format("{} {} has too many elements", key, ints_str(shape)));
+  }
 }
 
 // broadcast_in_dim[shape broadcast_dimensions sharding]: operand dimension i becomes output

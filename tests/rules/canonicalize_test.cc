@@ -61,7 +61,7 @@ TEST_CASE("transcendental ops and mul gain nothing") {
   CHECK(canonical("mul", {}).empty());
 }
 
-TEST_CASE("cond and scan drop retired params") {
+TEST_CASE("cond drops its retired linear param; scan keeps jax 0.9's") {
   JaxprRef body = unary_jaxpr("sin", f32({}));
   // jax 0.4.30 docs: cond[branches=(...) linear=(False,)]
   Params c = canonical(
@@ -76,8 +76,8 @@ TEST_CASE("cond and scan drop retired params") {
                                 {"num_consts", 0},
                                 {"reverse", false},
                                 {"unroll", 1}});
-  CHECK(printed_keys("scan", s) ==
-        Keys{"jaxpr", "length", "num_carry", "num_consts", "reverse", "unroll"});
+  CHECK(printed_keys("scan", s) == Keys{"_split_transpose", "jaxpr", "length", "linear",
+                                        "num_carry", "num_consts", "reverse", "unroll"});
   CHECK(infer_str("scan", {f32({})}, s) == std::vector<std::string>{"f32[]"});
 }
 

@@ -80,9 +80,9 @@ TEST_CASE("older eras come out in the current schema") {
   each_eqn(*load("04_"), [&](const Eqn& e) {
     if (e.prim->name != "scan") return;
     ++seen;
-    CHECK(printed_keys(*e.prim, e.params) == std::vector<std::string>{"jaxpr", "length",
-                                                                      "num_carry", "num_consts",
-                                                                      "reverse", "unroll"});
+    CHECK(printed_keys(*e.prim, e.params) ==
+          std::vector<std::string>{"_split_transpose", "jaxpr", "length", "linear", "num_carry",
+                                   "num_consts", "reverse", "unroll"});
   });
   // jax 0.4: reduce_sum without out_sharding, broadcast_in_dim with shape=.
   each_eqn(*load("35_"), [&](const Eqn& e) {
