@@ -9,7 +9,7 @@
 
 #include "ir/errors.h"
 #include "ir/primitive.h"
-#include "passes/ad_rules/register.h"
+#include "passes/rules.h"
 #include "passes/lax.h"
 
 namespace cjax {
@@ -27,7 +27,7 @@ JvpTable& rule_table() {
 
 const JvpTable& builtin_rules() {
   static std::once_flag once;
-  std::call_once(once, [] { ensure_builtin_ad_rules(); });
+  std::call_once(once, [] { ensure_pass_rules(); });
   return rule_table();
 }
 

@@ -2,19 +2,45 @@
 
 #include <fmt/format.h>
 
+#include <map>
+#include <string>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "ir/errors.h"
+#include "ir/primitive.h"
 #include "passes/dce.h"
+#include "passes/rules.h"
 
 namespace cjax {
+
+namespace {
+
+std::map<std::string, PartialEvalRule, std::less<>>& rule_table() {
+  static std::map<std::string, PartialEvalRule, std::less<>> t;
+  return t;
+}
+
+}  // namespace
+
+void register_partial_eval_rule(std::string_view prim, PartialEvalRule rule) {
+  rule_table()[std::string(prim)] = std::move(rule);
+}
 
 PartialEvalResult partial_eval(const Jaxpr& jaxpr, const std::vector<bool>& in_unknown,
                                const std::vector<bool>& instantiate) {
   if (in_unknown.size() != jaxpr.invars.size())
     throw Error(fmt::format("partial_eval: {} flags for {} inputs", in_unknown.size(),
                             jaxpr.invars.size()));
+  ensure_pass_rules();
+  const auto& rules = rule_table();
   std::unordered_set<Var, VarHash> unknown;
+  std::unordered_map<Var, Atom, VarHash> renamed;  // outputs a rule re-bound
+  auto read = [&](const Atom& a) -> Atom {
+    if (a.is_literal()) return a;
+    auto it = renamed.find(a.var());
+    return it == renamed.end() ? a : it->second;
+  };
   for (size_t i = 0; i < in_unknown.size(); ++i)
     if (in_unknown[i]) unknown.insert(jaxpr.invars[i]);
   auto is_unknown = [&](const Atom& a) { return a.is_var() && unknown.count(a.var()); };
@@ -33,21 +59,38 @@ PartialEvalResult partial_eval(const Jaxpr& jaxpr, const std::vector<bool>& in_u
       candidates.push_back(a.var());
   };
 
-  for (const Eqn& eqn : jaxpr.eqns) {
+  for (const Eqn& original : jaxpr.eqns) {
+    Eqn eqn = original;
+    for (Atom& in : eqn.inputs) in = read(in);
+    std::vector<bool> in_unk;
     bool any_unknown = false;
-    for (const Atom& in : eqn.inputs) any_unknown |= is_unknown(in);
+    for (const Atom& in : eqn.inputs) {
+      in_unk.push_back(is_unknown(in));
+      any_unknown |= in_unk.back();
+    }
     if (!any_unknown) {
-      known.eqns.push_back(eqn);
+      known.eqns.push_back(std::move(eqn));
+      continue;
+    }
+    if (auto rule = rules.find(eqn.prim->name); rule != rules.end()) {
+      PartialEvalRuleResult r = rule->second(eqn, in_unk);
+      for (Eqn& k : r.known_eqns) known.eqns.push_back(std::move(k));
+      if (r.staged_eqn) {
+        for (const Atom& in : r.staged_eqn->inputs) note_read(in);
+        for (const Var& o : r.staged_eqn->outputs) unknown.insert(o);
+        staged.eqns.push_back(std::move(*r.staged_eqn));
+      }
+      for (size_t i = 0; i < eqn.outputs.size(); ++i) renamed.emplace(eqn.outputs[i], r.outputs[i]);
       continue;
     }
     for (const Atom& in : eqn.inputs) note_read(in);
     for (const Var& o : eqn.outputs) unknown.insert(o);
-    staged.eqns.push_back(eqn);
+    staged.eqns.push_back(std::move(eqn));
   }
 
   PartialEvalResult r;
   for (size_t i = 0; i < jaxpr.outvars.size(); ++i) {
-    const Atom& o = jaxpr.outvars[i];
+    const Atom o = read(jaxpr.outvars[i]);
     bool u = is_unknown(o) || (i < instantiate.size() && instantiate[i]);
     r.out_unknown.push_back(u);
     if (u) {
@@ -61,14 +104,14 @@ PartialEvalResult partial_eval(const Jaxpr& jaxpr, const std::vector<bool>& in_u
   // DCE the staged side, then keep the residuals it still reads.
   DceResult live = dce(staged, std::vector<bool>(staged.outvars.size(), true));
   staged = std::move(live.jaxpr);
-  std::unordered_set<Var, VarHash> read;
+  std::unordered_set<Var, VarHash> staged_reads;
   for (const Eqn& e : staged.eqns)
     for (const Atom& in : e.inputs)
-      if (in.is_var()) read.insert(in.var());
+      if (in.is_var()) staged_reads.insert(in.var());
   for (const Atom& o : staged.outvars)
-    if (o.is_var()) read.insert(o.var());
+    if (o.is_var()) staged_reads.insert(o.var());
   for (const Var& c : candidates)
-    if (read.count(c)) r.residuals.push_back(c);
+    if (staged_reads.count(c)) r.residuals.push_back(c);
 
   staged.invars = r.residuals;
   for (size_t i = 0; i < in_unknown.size(); ++i)

@@ -3,6 +3,10 @@
 // residuals and the unknown inputs.
 #pragma once
 
+#include <functional>
+#include <optional>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "ir/jaxpr.h"
@@ -24,6 +28,19 @@ struct PartialEvalResult {
 // `instantiate[i]` forces output i onto the staged side even when it is known (it then becomes a
 // residual that the staged jaxpr returns). The staged jaxpr is DCE'd; residuals nobody reads are
 // dropped; the known jaxpr keeps every known eqn.
+// A primitive's own partial-eval rule (remat2's, for instance): given an eqn with some unknown
+// inputs, the eqns that compute its known part, the eqn that stages the rest, and where each of
+// the original outputs now comes from.
+struct PartialEvalRuleResult {
+  std::vector<Eqn> known_eqns;
+  std::optional<Eqn> staged_eqn;
+  std::vector<bool> out_unknown;
+  std::vector<Atom> outputs;  // replaces eqn.outputs[i] downstream
+};
+using PartialEvalRule =
+    std::function<PartialEvalRuleResult(const Eqn& eqn, const std::vector<bool>& in_unknown)>;
+void register_partial_eval_rule(std::string_view prim, PartialEvalRule rule);
+
 PartialEvalResult partial_eval(const Jaxpr& jaxpr, const std::vector<bool>& in_unknown,
                                const std::vector<bool>& instantiate);
 

@@ -11,7 +11,7 @@
 #include "ir/errors.h"
 #include "ir/primitive.h"
 #include "passes/lax.h"
-#include "passes/ad_rules/register.h"
+#include "passes/rules.h"
 
 namespace cjax {
 namespace {
@@ -23,7 +23,7 @@ std::map<std::string, TransposeRule, std::less<>>& rule_table() {
 
 const std::map<std::string, TransposeRule, std::less<>>& builtin_rules() {
   static std::once_flag once;
-  std::call_once(once, [] { ensure_builtin_ad_rules(); });
+  std::call_once(once, [] { ensure_pass_rules(); });
   return rule_table();
 }
 

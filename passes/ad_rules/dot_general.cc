@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "passes/ad_rules/helpers.h"
+#include "passes/lax.h"
 #include "passes/ad_rules/register.h"
 
 namespace cjax {
@@ -50,9 +51,13 @@ Atom transpose_lhs(JaxprBuilder& b, const Atom& g, const ShapedArray& x, const A
   std::vector<int64_t> unsorted(dn.lhs_batch);
   unsorted.insert(unsorted.end(), x_kept.begin(), x_kept.end());
   for (int64_t i : by_y) unsorted.push_back(dn.lhs_contract[size_t(i)]);
-  Atom out = lax::dot_general(b, g, y, dims, params.at("precision"), params.at("preferred_element_type"));
-  Atom x_bar = lax::transpose(b, out, argsort(unsorted));
-  if (x_bar.aval().dtype != x.dtype) x_bar = lax::convert_element_type(b, x_bar, x.dtype, x.weak_type);
+  const ParamValue* precision = params.find("precision");
+  const ParamValue* preferred = params.find("preferred_element_type");
+  Atom out = lax::dot_general(b, g, y, dims, precision ? *precision : ParamValue(NoneParam{}),
+                              preferred ? *preferred : ParamValue(NoneParam{}));
+  Atom x_bar = ad::transpose(b, out, argsort(unsorted));
+  if (x_bar.aval().dtype != x.dtype)
+    x_bar = ad::convert_element_type(b, x_bar, x.dtype, x.weak_type);
   return x_bar;
 }
 
@@ -75,8 +80,7 @@ void register_dot_general_ad_rules() {
     const Atom& g = *a.cts[0];
     std::vector<Cotangent> cts(2);
     if (a.args[0].linear && a.args[1].linear)
-      throw UnsupportedError("transpose: dot_general of two linear values is not linear (from " +
-                             a.eqn.source.summarize() + ")");
+      ad::unsupported("transpose: dot_general of two linear values is not linear", a.eqn);
     if (a.args[0].linear)
       cts[0] = transpose_lhs(a.b, g, a.args[0].aval(), a.args[1].value, dn, a.eqn.params, false);
     if (a.args[1].linear)

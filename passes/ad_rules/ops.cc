@@ -30,6 +30,10 @@ Atom full_like(JaxprBuilder& b, const Atom& x, double v) {
   return fill(b, x.aval().shape, v, x.aval().dtype, x.aval().weak_type);
 }
 
+Atom full_like(JaxprBuilder& b, const Atom& x, double v, const Shape& shape) {
+  return fill(b, shape, v, x.aval().dtype, x.aval().weak_type);
+}
+
 Atom full(JaxprBuilder& b, const Shape& shape, double v, DType dtype) {
   return fill(b, shape, v, dtype, false);
 }

@@ -24,6 +24,8 @@ Atom one_like(const Atom& x);
 Atom zero_like(const Atom& x);
 // JAX's `full_like(x, v)`: v in x's shape and dtype (a literal for rank 0, else a broadcast).
 Atom full_like(JaxprBuilder& b, const Atom& x, double v);
+// `full_like(x, v, shape=shape)`.
+Atom full_like(JaxprBuilder& b, const Atom& x, double v, const Shape& shape);
 // `lax.full(shape, v, dtype)`: a non-weak fill.
 Atom full(JaxprBuilder& b, const Shape& shape, double v, DType dtype);
 // JAX's `zeros_like_aval` (instantiated symbolic zeros).

@@ -9,7 +9,13 @@ void ensure_builtin_ad_rules() {
   std::call_once(once, [] {
     register_arithmetic_ad_rules();
     register_transcendental_ad_rules();
+    register_logical_ad_rules();
+    register_select_ad_rules();
     register_structural_ad_rules();
+    register_slicing_ad_rules();
+    register_reduction_ad_rules();
+    register_cumulative_ad_rules();
+    register_identity_ad_rules();
     register_dot_general_ad_rules();
   });
 }

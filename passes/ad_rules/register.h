@@ -8,9 +8,15 @@ namespace cjax {
 // Registers every family's rules once (thread-safe); the jvp and transpose passes call it.
 void ensure_builtin_ad_rules();
 
-void register_arithmetic_ad_rules();
-void register_transcendental_ad_rules();
-void register_structural_ad_rules();
-void register_dot_general_ad_rules();
+void register_arithmetic_ad_rules();     // arithmetic.cc: neg add sub mul div max min pow ...
+void register_transcendental_ad_rules();  // transcendental.cc: sin cos exp log tanh erf ...
+void register_logical_ad_rules();         // logical.cc: comparisons, bitwise, rounding, arg*
+void register_select_ad_rules();          // select.cc: select_n
+void register_structural_ad_rules();      // structural.cc: broadcast, reshape, pad, convert ...
+void register_slicing_ad_rules();         // slicing.cc: slice, dynamic_(update_)slice
+void register_reduction_ad_rules();       // reductions.cc: reduce_sum/max/min/prod
+void register_cumulative_ad_rules();      // cumulative.cc: cumsum cumprod cummax cummin ...
+void register_identity_ad_rules();        // identity.cc: copy name optimization_barrier ...
+void register_dot_general_ad_rules();     // dot_general.cc
 
 }  // namespace cjax

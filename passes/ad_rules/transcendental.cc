@@ -1,31 +1,189 @@
-// Autodiff rules of the transcendental primitives.
+// Autodiff rules of the transcendental primitives (jax/_src/lax/lax.py, jax/_src/lax/special.py).
+// Ops that take an `accuracy` param pass the eqn's on where JAX's rule does.
+#include <cmath>
+#include <numbers>
+
 #include "passes/ad_rules/helpers.h"
 #include "passes/ad_rules/register.h"
 
 namespace cjax {
 
+namespace {
+
+using namespace ad;
+using Primals = std::span<const Atom>;
+
+void def1(std::string_view prim, std::function<Atom(JaxprBuilder&, const Atom& g, const Atom& x,
+                                                    const Eqn&)> term) {
+  defjvp(prim, {[term](JaxprBuilder& b, const Atom& g, Primals p, const Eqn& e) {
+           return term(b, g, p[0], e);
+         }});
+}
+
+void def1_ans(std::string_view prim,
+              std::function<Atom(JaxprBuilder&, const Atom& g, const Atom& ans, const Atom& x,
+                                 const Eqn&)> term) {
+  defjvp2(prim, {[term](JaxprBuilder& b, const Atom& g, const Atom& ans, Primals p, const Eqn& e) {
+            return term(b, g, ans, p[0], e);
+          }});
+}
+
+// mul(c * g, exp(-x^2)) for erf / erfc.
+Atom erf_like(JaxprBuilder& b, const Atom& g, const Atom& x, double c) {
+  Atom sq = square(b, x);
+  Atom n = neg(b, sq);
+  Atom e = exp(b, n);
+  Atom ge = mul(b, g, e);
+  return mul(b, const_like(x, c), ge);
+}
+
+}  // namespace
+
 void register_transcendental_ad_rules() {
-  ad::defjvp("sin", {[](JaxprBuilder& b, const Atom& g, auto p, const Eqn&) {
-               return lax::mul(b, g, lax::cos(b, p[0]));
-             }});
-  ad::defjvp("cos", {[](JaxprBuilder& b, const Atom& g, auto p, const Eqn&) {
-               return lax::neg(b, lax::mul(b, g, lax::sin(b, p[0])));
-             }});
-  ad::defjvp2("exp", {[](JaxprBuilder& b, const Atom& g, const Atom& ans, auto, const Eqn&) {
-                return lax::mul(b, g, ans);
-              }});
-  ad::defjvp("log", {[](JaxprBuilder& b, const Atom& g, auto p, const Eqn&) {
-               return lax::div(b, g, p[0]);
-             }});
-  // tanh: mul(add(g, mul(g, ans)), sub(1, ans)), JAX's default-accuracy form.
-  ad::defjvp2("tanh", {[](JaxprBuilder& b, const Atom& g, const Atom& ans, auto p, const Eqn&) {
-                Atom lhs = lax::add(b, g, lax::mul(b, g, ans));
-                return lax::mul(b, lhs, lax::sub(b, lax::scalar_like(p[0], 1.0), ans));
-              }});
-  // logistic: mul(g, mul(ans, sub(1, ans))).
-  ad::defjvp2("logistic", {[](JaxprBuilder& b, const Atom& g, const Atom& ans, auto, const Eqn&) {
-                return lax::mul(b, g, lax::mul(b, ans, lax::sub(b, lax::scalar_like(ans, 1.0), ans)));
-              }});
+  def1("sin", [](JaxprBuilder& b, const Atom& g, const Atom& x, const Eqn& e) {
+    Atom c = unop_acc(b, "cos", x, accuracy_of(e));
+    return mul(b, g, c);
+  });
+  def1("cos", [](JaxprBuilder& b, const Atom& g, const Atom& x, const Eqn& e) {
+    Atom s = unop_acc(b, "sin", x, accuracy_of(e));
+    Atom gs = mul(b, g, s);
+    return neg(b, gs);
+  });
+  def1_ans("tan", [](JaxprBuilder& b, const Atom& g, const Atom& ans, const Atom& x, const Eqn&) {
+    Atom sq = square(b, ans);
+    Atom s = add(b, const_like(x, 1.0), sq);
+    return mul(b, g, s);
+  });
+  def1("asin", [](JaxprBuilder& b, const Atom& g, const Atom& x, const Eqn&) {
+    Atom sq = square(b, x);
+    Atom d = sub(b, const_like(x, 1.0), sq);
+    Atom r = unop_acc(b, "rsqrt", d);
+    return mul(b, g, r);
+  });
+  def1("acos", [](JaxprBuilder& b, const Atom& g, const Atom& x, const Eqn&) {
+    Atom sq = square(b, x);
+    Atom d = sub(b, const_like(x, 1.0), sq);
+    Atom r = unop_acc(b, "rsqrt", d);
+    Atom n = neg(b, r);
+    return mul(b, g, n);
+  });
+  def1("atan", [](JaxprBuilder& b, const Atom& g, const Atom& x, const Eqn&) {
+    Atom sq = square(b, x);
+    Atom d = add(b, const_like(x, 1.0), sq);
+    return div(b, g, d);
+  });
+  defjvp("atan2", {[](JaxprBuilder& b, const Atom& g, Primals p, const Eqn&) {
+                     Atom xx = square(b, p[0]);
+                     Atom yy = square(b, p[1]);
+                     Atom d = add(b, xx, yy);
+                     Atom q = div(b, p[1], d);
+                     return mul(b, g, q);
+                   },
+                   [](JaxprBuilder& b, const Atom& g, Primals p, const Eqn&) {
+                     Atom nx = neg(b, p[0]);
+                     Atom xx = square(b, p[0]);
+                     Atom yy = square(b, p[1]);
+                     Atom d = add(b, xx, yy);
+                     Atom q = div(b, nx, d);
+                     return mul(b, g, q);
+                   }});
+  def1("sinh", [](JaxprBuilder& b, const Atom& g, const Atom& x, const Eqn&) {
+    Atom c = unop(b, "cosh", x);
+    return mul(b, g, c);
+  });
+  def1("cosh", [](JaxprBuilder& b, const Atom& g, const Atom& x, const Eqn&) {
+    Atom s = unop(b, "sinh", x);
+    return mul(b, g, s);
+  });
+  def1("asinh", [](JaxprBuilder& b, const Atom& g, const Atom& x, const Eqn&) {
+    Atom sq = square(b, x);
+    Atom s = add(b, sq, one_like(x));
+    Atom r = unop_acc(b, "rsqrt", s);
+    return mul(b, g, r);
+  });
+  def1("acosh", [](JaxprBuilder& b, const Atom& g, const Atom& x, const Eqn&) {
+    Atom sq = square(b, x);
+    Atom s = sub(b, sq, one_like(x));
+    Atom r = unop_acc(b, "rsqrt", s);
+    return mul(b, g, r);
+  });
+  def1("atanh", [](JaxprBuilder& b, const Atom& g, const Atom& x, const Eqn&) {
+    Atom s = add(b, one_like(x), x);
+    Atom r = reciprocal(b, s);
+    Atom d = sub(b, one_like(x), x);
+    Atom q = div(b, g, d);
+    return mul(b, r, q);
+  });
+
+  def1_ans("exp", [](JaxprBuilder& b, const Atom& g, const Atom& ans, const Atom&, const Eqn&) {
+    return mul(b, g, ans);
+  });
+  def1_ans("exp2", [](JaxprBuilder& b, const Atom& g, const Atom& ans, const Atom& x, const Eqn&) {
+    Atom ln2 = log(b, const_like(x, 2.0));
+    Atom ga = mul(b, g, ans);
+    return mul(b, ln2, ga);
+  });
+  def1("log", [](JaxprBuilder& b, const Atom& g, const Atom& x, const Eqn&) { return div(b, g, x); });
+  def1_ans("expm1", [](JaxprBuilder& b, const Atom& g, const Atom& ans, const Atom& x, const Eqn& e) {
+    if (accuracy_is_highest(e)) {
+      Atom ex = exp(b, x, accuracy_of(e));
+      return mul(b, g, ex);
+    }
+    Atom s = add(b, ans, one_like(ans));
+    return mul(b, g, s);
+  });
+  def1("log1p", [](JaxprBuilder& b, const Atom& g, const Atom& x, const Eqn&) {
+    Atom s = add(b, x, one_like(x));
+    return div(b, g, s);
+  });
+  def1_ans("tanh", [](JaxprBuilder& b, const Atom& g, const Atom& ans, const Atom& x, const Eqn& e) {
+    if (accuracy_is_highest(e)) {
+      Atom x2 = mul(b, const_like(x, 2.0), x);
+      Atom l1 = unop_acc(b, "logistic", x2, accuracy_of(e));
+      Atom xm2 = mul(b, const_like(x, -2.0), x);
+      Atom l2 = unop_acc(b, "logistic", xm2, accuracy_of(e));
+      Atom ll = mul(b, l1, l2);
+      Atom s = mul(b, const_like(x, 4.0), ll);
+      return mul(b, g, s);
+    }
+    Atom ga = mul(b, g, ans);
+    Atom lhs = add(b, g, ga);
+    Atom rhs = sub(b, one_like(x), ans);
+    return mul(b, lhs, rhs);
+  });
+  def1_ans("logistic", [](JaxprBuilder& b, const Atom& g, const Atom& ans, const Atom& x, const Eqn& e) {
+    if (accuracy_is_highest(e)) {
+      Atom nx = neg(b, x);
+      Atom l = unop_acc(b, "logistic", nx, accuracy_of(e));
+      Atom s = mul(b, ans, l);
+      return mul(b, g, s);
+    }
+    Atom d = sub(b, one_like(ans), ans);
+    Atom s = mul(b, ans, d);
+    return mul(b, g, s);
+  });
+
+  def1("erf", [](JaxprBuilder& b, const Atom& g, const Atom& x, const Eqn&) {
+    return erf_like(b, g, x, 2.0 / std::sqrt(std::numbers::pi));
+  });
+  def1("erfc", [](JaxprBuilder& b, const Atom& g, const Atom& x, const Eqn&) {
+    return erf_like(b, g, x, -2.0 / std::sqrt(std::numbers::pi));
+  });
+  def1_ans("erf_inv", [](JaxprBuilder& b, const Atom& g, const Atom& ans, const Atom& x, const Eqn&) {
+    Atom sq = square(b, ans);
+    Atom e = exp(b, sq);
+    Atom ge = mul(b, g, e);
+    return mul(b, const_like(x, std::sqrt(std::numbers::pi) / 2.0), ge);
+  });
+  def1("lgamma", [](JaxprBuilder& b, const Atom& g, const Atom& x, const Eqn&) {
+    Atom d = unop(b, "digamma", x);
+    return mul(b, g, d);
+  });
+  // JAX differentiates digamma with polygamma(1, x), a primitive cjax does not have.
+  register_jvp_rule("digamma", [](const JvpRuleArgs& a) -> std::vector<Tangent> {
+    unsupported("jvp: 'digamma' needs the 'polygamma' primitive, which cjax does not provide",
+                a.eqn);
+  });
 }
 
 }  // namespace cjax

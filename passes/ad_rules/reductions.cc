@@ -1,0 +1,107 @@
+// Autodiff rules of the reductions (jax/_src/lax/lax.py): reduce_sum (linear), reduce_max and
+// reduce_min (_reduce_chooser_jvp_rule), reduce_prod (_reduce_jvp: a pairwise product tree,
+// differentiated; it replaces the primal eqn, as in JAX).
+#include <algorithm>
+#include <numeric>
+
+#include "ir/lax_params.h"
+#include "passes/ad_rules/helpers.h"
+#include "passes/ad_rules/register.h"
+
+namespace cjax {
+
+namespace {
+
+using namespace ad;
+
+bool contains(const std::vector<int64_t>& xs, int64_t x) {
+  return std::find(xs.begin(), xs.end(), x) != xs.end();
+}
+
+std::vector<int64_t> kept_dims(size_t rank, const std::vector<int64_t>& axes) {
+  std::vector<int64_t> out;
+  for (int64_t d = 0; d < int64_t(rank); ++d)
+    if (!contains(axes, d)) out.push_back(d);
+  return out;
+}
+
+// _reduce_chooser_jvp_rule: the mean of the tangents at the positions that attain the max/min.
+Atom chooser_jvp(JaxprBuilder& b, const Atom& g, const Atom& ans, std::span<const Atom> p,
+                 const Eqn& eqn) {
+  const Atom& operand = p[0];
+  std::vector<int64_t> axes = eqn.params.get_ints("axes");
+  Shape shape = operand.aval().shape;
+  for (int64_t a : axes) shape[size_t(a)] = 1;
+  Atom ans_r = reshape(b, ans, shape);
+  Atom hit = eq(b, operand, ans_r);
+  Atom location_indicators = convert_element_type(b, hit, g.aval().dtype);
+  Atom counts = reduce_sum(b, location_indicators, axes);
+  Atom gl = mul(b, g, location_indicators);
+  Atom total = reduce_sum(b, gl, axes);
+  return div(b, total, counts);
+}
+
+// _reduce_jvp with the mul reducer: the reduced axes moved to the front and flattened, then
+// halved repeatedly (padding odd halves with the identity 1) under jvp.
+JvpFullResult reduce_prod_jvp(JaxprBuilder& b, const Eqn& eqn, std::span<const Atom> primals,
+                              std::span<const Tangent> tangents) {
+  const Atom& x = primals[0];
+  const Shape& in_shape = x.aval().shape;
+  std::vector<int64_t> axes = eqn.params.get_ints("axes");
+  std::vector<int64_t> non_axes = kept_dims(in_shape.size(), axes);
+  int64_t n = 1;
+  for (int64_t a : axes) n *= in_shape[size_t(a)];
+  std::vector<int64_t> permutation = axes;
+  permutation.insert(permutation.end(), non_axes.begin(), non_axes.end());
+  Shape new_shape{n};
+  Shape out_shape;
+  for (int64_t d : non_axes) {
+    new_shape.push_back(in_shape[size_t(d)]);
+    out_shape.push_back(in_shape[size_t(d)]);
+  }
+  Atom xp = reshape(b, x, new_shape, permutation);
+  Tangent xt;
+  if (tangents[0]) xt = reshape(b, *tangents[0], new_shape, permutation);
+  Dual xs{xp, xt};
+  Atom init = const_like(x, 1.0);
+  while (xs.primal.aval().shape[0] > 1) {
+    int64_t m = xs.primal.aval().shape[0];
+    int64_t n1 = (m + 1) / 2, n2 = m - n1;
+    size_t rank = xs.primal.aval().shape.size();
+    Shape lim1 = xs.primal.aval().shape, lim2 = xs.primal.aval().shape;
+    lim1[0] = n1;
+    std::vector<int64_t> ones(rank, 1);
+    Shape zeros(rank, 0), start2(rank, 0);
+    start2[0] = n1;
+    Dual xs1 = jvp_bind1(b, "slice", {xs}, lax_params::slice(zeros, lim1, ones));
+    Dual xs2 = jvp_bind1(b, "slice", {xs}, lax_params::slice(start2, lim2, ones));
+    if (n2 != n1) {
+      std::vector<std::vector<int64_t>> paddings(rank, std::vector<int64_t>{0, 0, 0});
+      paddings[0] = {0, 1, 0};
+      xs2 = jvp_bind1(b, "pad", {xs2, Dual{init, std::nullopt}}, lax_params::pad(paddings));
+    }
+    xs = jvp_bind1(b, "mul", {xs1, xs2}, {{"out_dtype", NoneParam{}}});
+  }
+  if (xs.primal.aval().shape[0] == 0) {
+    Atom out = full(b, out_shape, 1.0, x.aval().dtype);
+    return {{out}, {zeros_like_aval(b, out.aval())}};
+  }
+  Dual out = jvp_bind1(b, "squeeze", {xs}, lax_params::squeeze({0}));
+  if (!out.tangent) out.tangent = zeros_like_aval(b, out.primal.aval());
+  return {{out.primal}, {out.tangent}};
+}
+
+}  // namespace
+
+void register_reduction_ad_rules() {
+  deflinear("reduce_sum", [](const TransposeRuleArgs& a) {
+    const Shape& in_shape = a.args[0].aval().shape;
+    std::vector<int64_t> kept = kept_dims(in_shape.size(), a.eqn.params.get_ints("axes"));
+    return std::vector<Cotangent>{broadcast_in_dim(a.b, *a.cts[0], in_shape, kept)};
+  });
+  defjvp2("reduce_max", {chooser_jvp});
+  defjvp2("reduce_min", {chooser_jvp});
+  register_jvp_full_rule("reduce_prod", reduce_prod_jvp);
+}
+
+}  // namespace cjax

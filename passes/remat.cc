@@ -1,0 +1,355 @@
+#include "passes/remat.h"
+
+#include <fmt/format.h>
+
+#include <unordered_map>
+#include <unordered_set>
+
+#include "ir/errors.h"
+#include "ir/primitive.h"
+#include "ir/rules/registry.h"
+#include "passes/dce.h"
+#include "passes/inline.h"
+#include "passes/jvp.h"
+#include "passes/partial_eval.h"
+#include "passes/policies.h"
+#include "passes/transpose.h"
+
+namespace cjax {
+namespace {
+
+// Insertion-ordered set of residual vars.
+class ResidualSet {
+ public:
+  void add(const Var& v) {
+    if (seen_.insert(v).second) order_.push_back(v);
+  }
+  const std::vector<Var>& vars() const { return order_; }
+
+ private:
+  std::unordered_set<Var, VarHash> seen_;
+  std::vector<Var> order_;
+};
+
+struct Flags {
+  bool unknown;
+  bool inst;  // available on the staged side
+};
+
+template <class T>
+std::vector<T> select(const std::vector<T>& xs, const std::vector<bool>& keep, bool want = true) {
+  std::vector<T> out;
+  for (size_t i = 0; i < xs.size(); ++i)
+    if (keep[i] == want) out.push_back(xs[i]);
+  return out;
+}
+
+Params with_jaxpr(const Params& p, Jaxpr j) {
+  Params out = p;
+  out.set("jaxpr", JaxprRef(std::make_shared<const Jaxpr>(std::move(j))));
+  return out;
+}
+
+PolicyRef policy_of(const Eqn& eqn) {
+  const ParamValue* p = eqn.params.find("policy");
+  return p && p->is<PolicyRef>() ? p->as<PolicyRef>() : nullptr;
+}
+
+Params device_put_params(const std::string& memory_kind, size_t n) {
+  ParamTuple devices, srcs, semantics;
+  for (size_t i = 0; i < n; ++i) {
+    devices.items.emplace_back(memory_kind);
+    srcs.items.emplace_back(NoneParam{});
+    semantics.items.emplace_back(OpaqueParam{"ArrayCopySemantics.ALWAYS_COPY"});
+  }
+  return {{"devices", devices}, {"srcs", srcs}, {"copy_semantics", semantics}};
+}
+
+// JAX's call_partial_eval_custom_rule for a nested remat2: both halves stay remat2 eqns; the
+// staged one is marked differentiated.
+struct NestedSplit {
+  Eqn known, staged;
+  std::vector<bool> unks_out, inst_out;
+  std::vector<Var> residuals;  // including the not-instantiated inputs it reads
+};
+
+NestedSplit split_nested_remat(const Eqn& eqn, const std::vector<bool>& unks_in,
+                               const std::vector<bool>& inst_in, const PolicyRef& policy) {
+  const Jaxpr& body = *eqn.params.get_jaxpr("jaxpr");
+  std::vector<bool> no(body.outvars.size(), false);
+  CustomPartialEval pe = partial_eval_jaxpr_custom(body, unks_in, inst_in, no, no, policy);
+  NestedSplit r;
+  r.unks_out = pe.out_unknown;
+  r.inst_out = pe.out_inst;
+  std::vector<Var> residuals;
+  for (size_t i = 0; i < pe.num_residuals; ++i) residuals.emplace_back(pe.staged.invars[i].aval());
+  r.known.prim = eqn.prim;
+  r.known.source = eqn.source;
+  r.known.inputs = select(eqn.inputs, unks_in, false);
+  r.known.outputs = select(eqn.outputs, pe.out_unknown, false);
+  r.known.outputs.insert(r.known.outputs.end(), residuals.begin(), residuals.end());
+  r.known.params = with_jaxpr(eqn.params, std::move(pe.known));
+  r.staged.prim = eqn.prim;
+  r.staged.source = eqn.source;
+  r.staged.inputs.assign(residuals.begin(), residuals.end());
+  for (const Atom& a : select(eqn.inputs, inst_in)) r.staged.inputs.push_back(a);
+  r.staged.outputs = select(eqn.outputs, pe.out_inst);
+  r.staged.params = with_jaxpr(eqn.params, std::move(pe.staged));
+  r.staged.params.set("differentiated", true);
+  for (size_t i = 0; i < eqn.inputs.size(); ++i)
+    if (eqn.inputs[i].is_var() && !inst_in[i]) r.residuals.push_back(eqn.inputs[i].var());
+  r.residuals.insert(r.residuals.end(), residuals.begin(), residuals.end());
+  return r;
+}
+
+}  // namespace
+
+CustomPartialEval partial_eval_jaxpr_custom(const Jaxpr& jaxpr, const std::vector<bool>& in_unknown,
+                                            const std::vector<bool>& in_inst,
+                                            const std::vector<bool>& ensure_out_unknown,
+                                            const std::vector<bool>& ensure_out_inst,
+                                            const PolicyRef& policy) {
+  std::unordered_map<Var, Flags, VarHash> env;
+  ResidualSet residuals;
+  std::vector<Eqn> known_eqns, staged_eqns;
+  auto read = [&](const Atom& a) -> Flags {
+    if (a.is_literal()) return {false, true};
+    auto it = env.find(a.var());
+    if (it == env.end())
+      throw VerifyError("partial_eval_jaxpr_custom: variable read before it is defined");
+    return it->second;
+  };
+  auto write = [&](const Var& v, Flags f) { env[v] = f; };
+  auto ensure_instantiated = [&](const Atom& a, bool inst) {
+    if (a.is_var() && !inst) residuals.add(a.var());
+  };
+
+  for (size_t i = 0; i < jaxpr.invars.size(); ++i) write(jaxpr.invars[i], {in_unknown[i], in_inst[i]});
+  for (const Var& c : jaxpr.constvars) write(c, {false, true});
+
+  for (const Eqn& eqn : jaxpr.eqns) {
+    std::vector<bool> unks_in, inst_in;
+    bool any_unknown = false;
+    for (const Atom& in : eqn.inputs) {
+      Flags f = read(in);
+      unks_in.push_back(f.unknown);
+      inst_in.push_back(f.inst);
+      any_unknown |= f.unknown;
+    }
+    if (eqn.prim->name == "remat2") {
+      NestedSplit s = split_nested_remat(eqn, unks_in, inst_in, policy);
+      known_eqns.push_back(std::move(s.known));
+      staged_eqns.push_back(std::move(s.staged));
+      for (const Var& r : s.residuals) residuals.add(r);
+      for (size_t i = 0; i < eqn.outputs.size(); ++i) write(eqn.outputs[i], {s.unks_out[i], s.inst_out[i]});
+      continue;
+    }
+    if (any_unknown) {
+      for (size_t i = 0; i < eqn.inputs.size(); ++i) ensure_instantiated(eqn.inputs[i], inst_in[i]);
+      staged_eqns.push_back(eqn);
+      for (const Var& o : eqn.outputs) write(o, {true, true});
+      continue;
+    }
+    known_eqns.push_back(eqn);
+    std::vector<ShapedArray> avals = avals_of(std::span<const Atom>(eqn.inputs));
+    PolicyDecision d = policies::decide(policy, *eqn.prim, avals, eqn.params);
+    switch (d.kind) {
+      case Saveability::save:
+        for (const Var& o : eqn.outputs) write(o, {false, false});
+        break;
+      case Saveability::offload: {
+        Eqn to_dst{&get_primitive("device_put"), {}, {}, device_put_params(d.offload_dst, eqn.outputs.size()), eqn.source};
+        Eqn to_src{&get_primitive("device_put"), {}, {}, device_put_params(d.offload_src, eqn.outputs.size()), eqn.source};
+        for (const Var& o : eqn.outputs) {
+          Var moved(o.aval());
+          to_dst.inputs.push_back(o);
+          to_dst.outputs.push_back(moved);
+          to_src.inputs.push_back(moved);
+          to_src.outputs.push_back(o);
+          write(moved, {false, true});
+          residuals.add(moved);
+          write(o, {false, true});
+        }
+        known_eqns.push_back(std::move(to_dst));
+        staged_eqns.push_back(std::move(to_src));
+        break;
+      }
+      case Saveability::recompute:
+        for (size_t i = 0; i < eqn.inputs.size(); ++i) ensure_instantiated(eqn.inputs[i], inst_in[i]);
+        staged_eqns.push_back(eqn);
+        for (const Var& o : eqn.outputs) write(o, {false, true});
+        break;
+    }
+  }
+
+  CustomPartialEval r;
+  for (size_t i = 0; i < jaxpr.outvars.size(); ++i) {
+    Flags f = read(jaxpr.outvars[i]);
+    if (i < ensure_out_inst.size() && ensure_out_inst[i]) ensure_instantiated(jaxpr.outvars[i], f.inst);
+    r.out_unknown.push_back(f.unknown || (i < ensure_out_unknown.size() && ensure_out_unknown[i]));
+    r.out_inst.push_back(f.inst || (i < ensure_out_inst.size() && ensure_out_inst[i]));
+  }
+  r.num_residuals = residuals.vars().size();
+
+  r.known.constvars = jaxpr.constvars;
+  r.known.consts = jaxpr.consts;
+  r.known.invars = select(jaxpr.invars, in_unknown, false);
+  r.known.eqns = std::move(known_eqns);
+  r.known.outvars = select(jaxpr.outvars, r.out_unknown, false);
+  for (const Var& v : residuals.vars()) r.known.outvars.push_back(v);
+
+  r.staged.constvars = jaxpr.constvars;
+  r.staged.consts = jaxpr.consts;
+  r.staged.invars = residuals.vars();
+  for (const Var& v : select(jaxpr.invars, in_inst)) r.staged.invars.push_back(v);
+  r.staged.eqns = std::move(staged_eqns);
+  r.staged.outvars = select(jaxpr.outvars, r.out_inst);
+  return r;
+}
+
+Jaxpr insert_reduce_precision(const Jaxpr& known, size_t num_residuals) {
+  std::unordered_set<Var, VarHash> read_by_eqns;
+  for (const Eqn& e : known.eqns)
+    for (const Atom& in : e.inputs)
+      if (in.is_var()) read_by_eqns.insert(in.var());
+  Jaxpr out = known;
+  size_t first = out.outvars.size() - num_residuals;
+  for (size_t r = first; r < out.outvars.size(); ++r) {
+    if (!out.outvars[r].is_var()) continue;
+    Var v = out.outvars[r].var();
+    DType t = v.aval().dtype;
+    if (!is_floating(t) || !read_by_eqns.count(v)) continue;
+    // finfo(dtype).nexp / .nmant
+    int64_t exponent_bits = t == DType::f64 ? 11 : t == DType::f16 ? 5 : 8;
+    int64_t mantissa_bits = t == DType::f64 ? 52 : t == DType::f16 ? 10 : t == DType::bf16 ? 7 : 23;
+    Params params{{"exponent_bits", exponent_bits}, {"mantissa_bits", mantissa_bits}};
+    Var fresh(v.aval());
+    const Primitive& rp = get_primitive("reduce_precision");
+    auto is_input = [&](const std::vector<Var>& vs) { return std::find(vs.begin(), vs.end(), v) != vs.end(); };
+    if (is_input(out.invars) || is_input(out.constvars)) {
+      // `v` is an input: rename the binder, and recompute `v` from it first thing.
+      for (auto* list : {&out.invars, &out.constvars})
+        for (Var& x : *list)
+          if (x == v) x = fresh;
+      out.eqns.insert(out.eqns.begin(), Eqn{&rp, {fresh}, {v}, params, {}});
+      continue;
+    }
+    for (size_t i = 0; i < out.eqns.size(); ++i) {
+      Eqn& e = out.eqns[i];
+      auto it = std::find(e.outputs.begin(), e.outputs.end(), v);
+      if (it == e.outputs.end()) continue;
+      if (e.prim == &rp && e.params == params) break;  // already rounded
+      *it = fresh;
+      Eqn round{&rp, {fresh}, {v}, params, e.source};
+      out.eqns.insert(out.eqns.begin() + static_cast<std::ptrdiff_t>(i) + 1, std::move(round));
+      break;
+    }
+  }
+  return out;
+}
+
+namespace {
+
+JvpFullResult remat_jvp(JaxprBuilder& b, const Eqn& eqn, std::span<const Atom> primals,
+                        std::span<const Tangent> tangents) {
+  const Jaxpr& body = *eqn.params.get_jaxpr("jaxpr");
+  std::vector<bool> nonzero;
+  std::vector<Atom> inputs(primals.begin(), primals.end());
+  for (const Tangent& t : tangents) {
+    nonzero.push_back(t.has_value());
+    if (t) inputs.push_back(*t);
+  }
+  JvpJaxpr jvp = jvp_jaxpr(body, nonzero, /*instantiate=*/false);
+  std::vector<Var> outs = b.emit(*eqn.prim, std::move(inputs), with_jaxpr(eqn.params, std::move(jvp.jaxpr)));
+  JvpFullResult r;
+  size_t n = body.outvars.size(), next = n;
+  for (size_t i = 0; i < n; ++i) {
+    r.primal_outs.push_back(outs[i]);
+    r.tangent_outs.push_back(jvp.out_nonzero[i] ? Tangent(outs[next++]) : Tangent());
+  }
+  return r;
+}
+
+// The outer partial-eval rule: the known part of the checkpointed function runs in the forward
+// program (inlined), the rest becomes a remat2 eqn marked differentiated.
+PartialEvalRuleResult remat_partial_eval(const Eqn& eqn, const std::vector<bool>& in_unknown) {
+  const Jaxpr& body = *eqn.params.get_jaxpr("jaxpr");
+  PolicyRef policy = policy_of(eqn);
+  size_t n_in = body.invars.size(), n_out = body.outvars.size();
+  std::vector<bool> all(n_in, true), none(n_out, false);
+  CustomPartialEval pe = partial_eval_jaxpr_custom(body, in_unknown, all, none, none, policy);
+
+  // DCE the staged side down to its unknown outputs; keep the residuals it reads.
+  std::vector<bool> staged_keep = select(pe.out_unknown, pe.out_inst);
+  DceResult staged = dce(pe.staged, staged_keep);
+  std::vector<bool> used_res(staged.used_inputs.begin(), staged.used_inputs.begin() + pe.num_residuals);
+  std::vector<bool> used_staged_in(staged.used_inputs.begin() + pe.num_residuals, staged.used_inputs.end());
+  staged.jaxpr.invars = select(staged.jaxpr.invars, staged.used_inputs);
+
+  size_t n_known_out = pe.known.outvars.size() - pe.num_residuals;
+  std::vector<bool> known_keep(n_known_out, true);
+  known_keep.insert(known_keep.end(), used_res.begin(), used_res.end());
+  DceResult known = dce(pe.known, known_keep);
+  std::vector<bool> used_known_in = known.used_inputs;
+  known.jaxpr.invars = select(known.jaxpr.invars, used_known_in);
+  size_t num_res = 0;
+  for (bool u : used_res) num_res += u;
+  Jaxpr known_jaxpr = insert_reduce_precision(known.jaxpr, num_res);
+
+  // Inline the known part.
+  JaxprBuilder b;
+  std::vector<Atom> known_args = select(select(eqn.inputs, in_unknown, false), used_known_in);
+  std::vector<Atom> known_outs = inline_jaxpr(b, known_jaxpr, {}, known_args);
+
+  PartialEvalRuleResult r;
+  r.known_eqns = std::move(b.eqns());
+  r.out_unknown = pe.out_unknown;
+
+  Eqn st;
+  st.prim = eqn.prim;
+  st.source = eqn.source;
+  st.inputs.assign(known_outs.begin() + static_cast<std::ptrdiff_t>(n_known_out), known_outs.end());
+  for (const Atom& a : select(eqn.inputs, used_staged_in)) st.inputs.push_back(a);
+  st.params = with_jaxpr(eqn.params, std::move(staged.jaxpr));
+  st.params.set("differentiated", true);
+  const Jaxpr& staged_body = *st.params.get_jaxpr("jaxpr");
+  for (const Atom& o : staged_body.outvars) st.outputs.emplace_back(o.aval());
+
+  size_t next_known = 0, next_staged = 0;
+  for (size_t i = 0; i < n_out; ++i)
+    r.outputs.push_back(pe.out_unknown[i] ? Atom(st.outputs[next_staged++]) : known_outs[next_known++]);
+  r.staged_eqn = std::move(st);
+  return r;
+}
+
+// Transpose: the backward computation wrapped in a remat2 that recomputes the non-linear part.
+std::vector<Cotangent> remat_transpose(const TransposeRuleArgs& a) {
+  const Jaxpr& body = *a.eqn.params.get_jaxpr("jaxpr");
+  std::vector<bool> nonzero_ct;
+  for (const Cotangent& c : a.cts) nonzero_ct.push_back(c.has_value());
+  Jaxpr live = dce(body, nonzero_ct).jaxpr;
+  std::vector<bool> linear;
+  std::vector<Atom> inputs;
+  for (const TransposeArg& arg : a.args) {
+    linear.push_back(arg.linear);
+    if (!arg.linear) inputs.push_back(arg.value);
+  }
+  for (const Cotangent& c : a.cts)
+    if (c) inputs.push_back(*c);
+  Jaxpr t = transpose_jaxpr(live, linear);
+  std::vector<Var> outs = a.b.emit(*a.eqn.prim, std::move(inputs), with_jaxpr(a.eqn.params, std::move(t)));
+  std::vector<Cotangent> cts;
+  size_t next = 0;
+  for (const TransposeArg& arg : a.args) cts.push_back(arg.linear ? Cotangent(outs[next++]) : Cotangent());
+  return cts;
+}
+
+}  // namespace
+
+void register_remat_rules() {
+  register_jvp_full_rule("remat2", remat_jvp);
+  register_partial_eval_rule("remat2", remat_partial_eval);
+  register_transpose_rule("remat2", remat_transpose);
+}
+
+}  // namespace cjax

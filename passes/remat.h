@@ -1,0 +1,43 @@
+// Remat (jax.checkpoint): policy-driven partial evaluation, and the rules of the `remat2`
+// primitive (jvp, partial eval, transpose) that make checkpointed functions differentiate the
+// way JAX's do.
+#pragma once
+
+#include <vector>
+
+#include "ir/jaxpr.h"
+#include "ir/policy.h"
+
+namespace cjax {
+
+struct CustomPartialEval {
+  // (constvars; known invars...) -> (known outputs..., residuals...)
+  Jaxpr known;
+  // (residuals..., instantiated invars...) -> (instantiated outputs...)
+  Jaxpr staged;
+  std::vector<bool> out_unknown;
+  std::vector<bool> out_inst;  // output available on the staged side
+  size_t num_residuals = 0;
+};
+
+// JAX's partial_eval_jaxpr_custom: one walk over the eqns. An eqn with an unknown input is staged
+// (its known, not-instantiated inputs become residuals). An all-known eqn is known and `policy`
+// is asked: Save -> its outputs are residual candidates; Recompute -> the eqn is also copied to
+// the staged side; Offload -> a device_put to the destination memory is added on the known side
+// (the copy is the residual) and one back on the staged side. Nested remat2 eqns are split
+// recursively with the same (outer) policy. Neither side is DCE'd here.
+CustomPartialEval partial_eval_jaxpr_custom(const Jaxpr& jaxpr, const std::vector<bool>& in_unknown,
+                                            const std::vector<bool>& in_inst,
+                                            const std::vector<bool>& ensure_out_unknown,
+                                            const std::vector<bool>& ensure_out_inst,
+                                            const PolicyRef& policy);
+
+// Inserts `v = reduce_precision[exponent_bits mantissa_bits] v'` after the producer of every
+// floating residual that another known eqn also reads (JAX PR #22244), so the forward pass and the
+// saved value agree bit for bit.
+Jaxpr insert_reduce_precision(const Jaxpr& known, size_t num_residuals);
+
+// Registers remat2's jvp, partial-eval and transpose rules (called by the rule registries).
+void register_remat_rules();
+
+}  // namespace cjax

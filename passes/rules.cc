@@ -1,0 +1,18 @@
+#include "passes/rules.h"
+
+#include <mutex>
+
+#include "passes/ad_rules/register.h"
+#include "passes/remat.h"
+
+namespace cjax {
+
+void ensure_pass_rules() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    ensure_builtin_ad_rules();
+    register_remat_rules();
+  });
+}
+
+}  // namespace cjax
