@@ -69,7 +69,7 @@ TEST_CASE("cjax usage errors exit with code 2") {
   CHECK(run_cli("jaxpr").code == 2);
 }
 
-TEST_CASE("an opaque primitive prints back unchanged but the interpreter names it") {
+TEST_CASE("an opaque primitive prints back unchanged") {
   const char* text =
       "{ lambda ; a:f32[3]. let\n"
       "    b:f32[3] = psum[axes=('rows',) axis_index_groups=None] a\n"

@@ -7,6 +7,7 @@
 #include <sstream>
 #include <string>
 #include <sys/wait.h>
+#include <unistd.h>
 
 namespace cli_test {
 
@@ -24,7 +25,8 @@ inline std::string slurp(const std::string& path) {
 
 inline Result run_cli(const std::string& args, const std::string& stdin_text = "") {
   static int counter = 0;
-  std::string base = std::string(CJAX_BINARY_DIR) + "/cli_test_" + std::to_string(counter++);
+  std::string base = std::string(CJAX_BINARY_DIR) + "/cli_test_" + std::to_string(getpid()) + "_" +
+                     std::to_string(counter++);
   std::ofstream(base + ".in") << stdin_text;
   std::string cmd = std::string(CJAX_CLI_PATH) + " " + args + " <" + base + ".in >" + base +
                     ".out 2>" + base + ".err";
