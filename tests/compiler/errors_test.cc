@@ -1,0 +1,92 @@
+// Trace-time errors name the op, the shapes and the caller's file:line:column.
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "compiler/cjax.h"
+
+using namespace cjax;
+
+namespace {
+
+ShapeDtype f32(Shape s) {
+  return ShapeDtype{DType::f32, std::move(s)};
+}
+
+std::string message_of(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("a dot of mismatched shapes names dot_general, the shapes and the caller") {
+  auto bad = [](const Array& W, const Array& x) { return np::dot(W, x); };
+  const int at = __LINE__ - 1;
+  std::string msg = message_of([&] { make_jaxpr(bad)(f32({5, 4}), f32({3})); });
+  INFO(msg);
+  // The column is that of `np::dot(`'s opening parenthesis.
+  std::string line = "  auto bad = [](const Array& W, const Array& x) { return np::dot(W, x); };";
+  std::string where = "tests/compiler/errors_test.cc:" + std::to_string(at) + ":" +
+                      std::to_string(line.find("np::dot(") + 8) + ": ";
+  CHECK(msg.rfind(where + "dot_general: ", 0) == 0);
+  CHECK(msg.find("f32[5,4]") != std::string::npos);
+  CHECK(msg.find("f32[3]") != std::string::npos);
+  CHECK_THROWS_AS(make_jaxpr(bad)(f32({5, 4}), f32({3})), TypeError);
+  // Eagerly too.
+  CHECK_THROWS_AS(np::dot(np::ones({5, 4}), np::ones({3})), TypeError);
+}
+
+TEST_CASE("errors of composite ops point at the user's line") {
+  auto bad = [](const Array& x) { return np::reshape(x, {7}); };
+  const int at = __LINE__ - 1;
+  std::string msg = message_of([&] { make_jaxpr(bad)(f32({2, 3})); });
+  CHECK(msg.find("tests/compiler/errors_test.cc:" + std::to_string(at) + ":") == 0);
+  CHECK(msg.find("reshape: cannot reshape array of shape (2, 3) (size 6) into shape (7,)") !=
+        std::string::npos);
+  auto op = [](const Array& a, const Array& b) { return a * b; };
+  const int op_at = __LINE__ - 1;
+  std::string msg2 = message_of([&] { make_jaxpr(op)(f32({3}), f32({4})); });
+  INFO(msg2);
+  CHECK(msg2.find("tests/compiler/errors_test.cc:" + std::to_string(op_at) + ":") == 0);
+  CHECK(msg2.find("mul: ") != std::string::npos);
+  CHECK(msg2.find("f32[3]") != std::string::npos);
+  CHECK(msg2.find("f32[4]") != std::string::npos);
+  std::string msg3 = message_of([&] { np::sum(np::ones({2}), 3); });
+  CHECK(msg3.find("sum: axis 3 is out of bounds for an array of rank 1") != std::string::npos);
+}
+
+TEST_CASE("values of tracers and abstract arrays cannot be read") {
+  auto peek = [](const Array& x) {
+    (void)x.item();
+    return x;
+  };
+  CHECK_THROWS_WITH(make_jaxpr(peek)(f32({})),
+                    Catch::Contains("cannot read the value of a traced Array (f32[])"));
+  Array spec = ShapeDtype{DType::f32, {2}};
+  CHECK(spec.is_abstract());
+  CHECK_THROWS_WITH(spec.item(), Catch::Contains("abstract Array"));
+  CHECK_THROWS_WITH(np::sin(spec), Catch::Contains("abstract Array (f32[2]) has no value"));
+  CHECK(spec.to_string() == "ShapeDtype(f32[2])");
+}
+
+TEST_CASE("a tracer used after its trace ended is an escaped tracer") {
+  Array leaked;
+  auto keep = [&](const Array& x) {
+    leaked = x * 2;
+    return x;
+  };
+  make_jaxpr(keep)(f32({}));
+  CHECK(leaked.is_tracer());
+  CHECK(leaked.to_string() == "Traced<f32[]>");
+  CHECK_THROWS_WITH(np::sin(leaked), Catch::Contains("escaped tracer"));
+  CHECK_THROWS_WITH(make_jaxpr([&](const Array& y) { return y + leaked; })(f32({})),
+                    Catch::Contains("escaped tracer"));
+  // A failed trace leaves no frame behind.
+  CHECK_THROWS(make_jaxpr([](const Array& y) { return np::dot(y, y); })(f32({2, 3})));
+  CHECK_FALSE(is_tracing());
+}
