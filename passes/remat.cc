@@ -14,6 +14,7 @@
 #include "passes/partial_eval.h"
 #include "passes/policies.h"
 #include "passes/transpose.h"
+#include "passes/util.h"
 
 namespace cjax {
 namespace {
@@ -35,20 +36,6 @@ struct Flags {
   bool unknown;
   bool inst;  // available on the staged side
 };
-
-template <class T>
-std::vector<T> select(const std::vector<T>& xs, const std::vector<bool>& keep, bool want = true) {
-  std::vector<T> out;
-  for (size_t i = 0; i < xs.size(); ++i)
-    if (keep[i] == want) out.push_back(xs[i]);
-  return out;
-}
-
-Params with_jaxpr(const Params& p, Jaxpr j) {
-  Params out = p;
-  out.set("jaxpr", JaxprRef(std::make_shared<const Jaxpr>(std::move(j))));
-  return out;
-}
 
 PolicyRef policy_of(const Eqn& eqn) {
   const ParamValue* p = eqn.params.find("policy");

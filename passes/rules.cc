@@ -3,6 +3,7 @@
 #include <mutex>
 
 #include "passes/ad_rules/register.h"
+#include "passes/jit_rules.h"
 #include "passes/remat.h"
 
 namespace cjax {
@@ -12,6 +13,7 @@ void ensure_pass_rules() {
   std::call_once(once, [] {
     ensure_builtin_ad_rules();
     register_remat_rules();
+    register_jit_rules();
   });
 }
 

@@ -63,33 +63,34 @@ Atom replace_zero(JaxprBuilder& b, const Atom& x) {
   return select(b, is_zero, ones, x);
 }
 
-Atom pow_jvp_lhs(JaxprBuilder& b, const Atom& g, const Atom&, Primals p, const Eqn&) {
-  Atom x = p[0], y = p[1];
-  DType y_dtype = y.aval().dtype;
-  DType result_dtype = x.aval().dtype;  // the base is floating; the exponent promotes to it
-  x = convert_element_type(b, x, result_dtype);
-  y = convert_element_type(b, y, result_dtype);
-  Atom jac = y;
-  if (is_integer(y_dtype)) {
-    if (x.aval().shape != y.aval().shape) {
-      Shape shape = broadcast_shapes(x.aval().shape, y.aval().shape);
-      x = maybe_broadcast(b, shape, x);
-      y = maybe_broadcast(b, shape, y);
-    }
-    Atom y_is_zero = eq(b, y, const_like(y, 0.0));
-    Atom zeros = full_like(b, y, 0.0);
-    Atom safe_y = replace_zero(b, y);
-    Atom ones = full_like(b, y, 1.0);
-    Atom y_minus_1 = sub(b, y, ones);
-    Atom x_pow = pow(b, x, y_minus_1);
-    Atom prod = mul(b, safe_y, x_pow);
-    jac = select(b, y_is_zero, zeros, prod);
-  } else {
-    Atom ones = full_like(b, y, 1.0);
-    Atom y_minus_1 = sub(b, y, ones);
-    Atom x_pow = pow(b, x, y_minus_1);
-    jac = mul(b, y, x_pow);
+// d pow(x, y) / dx for an integer exponent (converted to x's dtype): zero where y == 0, so that
+// 0 ** 0 has derivative 0 rather than nan.
+Atom pow_int_jac(JaxprBuilder& b, Atom x, Atom y) {
+  if (x.aval().shape != y.aval().shape) {
+    Shape shape = broadcast_shapes(x.aval().shape, y.aval().shape);
+    x = maybe_broadcast(b, shape, x);
+    y = maybe_broadcast(b, shape, y);
   }
+  Atom y_is_zero = eq(b, y, const_like(y, 0.0));
+  Atom zeros = full_like(b, y, 0.0);
+  Atom safe_y = replace_zero(b, y);
+  Atom ones = full_like(b, y, 1.0);
+  Atom y_minus_1 = sub(b, y, ones);
+  Atom x_pow = pow(b, x, y_minus_1);
+  Atom prod = mul(b, safe_y, x_pow);
+  return select(b, y_is_zero, zeros, prod);
+}
+
+Atom pow_jvp_lhs(JaxprBuilder& b, const Atom& g, const Atom&, Primals p, const Eqn&) {
+  DType y_dtype = p[1].aval().dtype;
+  DType result_dtype = p[0].aval().dtype;  // the base is floating; the exponent promotes to it
+  Atom x = convert_element_type(b, p[0], result_dtype);
+  Atom y = convert_element_type(b, p[1], result_dtype);
+  if (is_integer(y_dtype)) return mul(b, g, pow_int_jac(b, x, y));
+  Atom ones = full_like(b, y, 1.0);
+  Atom y_minus_1 = sub(b, y, ones);
+  Atom x_pow = pow(b, x, y_minus_1);
+  Atom jac = mul(b, y, x_pow);
   return mul(b, g, jac);
 }
 
@@ -139,14 +140,15 @@ Atom clamp_term(JaxprBuilder& b, const Atom& pred, const Atom& g, const Atom& op
 }  // namespace
 
 void register_arithmetic_ad_rules() {
-  deflinear("neg", [](const TransposeRuleArgs& a) {
-    return std::vector<Cotangent>{neg(a.b, *a.cts[0])};
-  });
+  deflinear("neg",
+            [](const TransposeRuleArgs& a) { return std::vector<Cotangent>{neg(a.b, *a.cts[0])}; });
 
   register_jvp_rule("add", additive_jvp(false));
-  register_transpose_rule("add", [](const TransposeRuleArgs& a) { return additive_transpose(a, false); });
+  register_transpose_rule("add",
+                          [](const TransposeRuleArgs& a) { return additive_transpose(a, false); });
   register_jvp_rule("sub", additive_jvp(true));
-  register_transpose_rule("sub", [](const TransposeRuleArgs& a) { return additive_transpose(a, true); });
+  register_transpose_rule("sub",
+                          [](const TransposeRuleArgs& a) { return additive_transpose(a, true); });
   deflinear("add_any", [](const TransposeRuleArgs& a) { return additive_transpose(a, false); });
 
   defjvp("mul", {[](JaxprBuilder& b, const Atom& g, Primals p, const Eqn& e) {
@@ -173,13 +175,14 @@ void register_arithmetic_ad_rules() {
     return cts;
   });
 
-  defjvp("div", {[](JaxprBuilder& b, const Atom& g, Primals p, const Eqn&) { return div(b, g, p[1]); },
-                 [](JaxprBuilder& b, const Atom& g, Primals p, const Eqn&) {
-                   Atom neg_g = neg(b, g);
-                   Atom num = mul(b, neg_g, p[0]);
-                   Atom inv_sq = integer_pow(b, p[1], -2);
-                   return mul(b, num, inv_sq);
-                 }});
+  defjvp("div",
+         {[](JaxprBuilder& b, const Atom& g, Primals p, const Eqn&) { return div(b, g, p[1]); },
+          [](JaxprBuilder& b, const Atom& g, Primals p, const Eqn&) {
+            Atom neg_g = neg(b, g);
+            Atom num = mul(b, neg_g, p[0]);
+            Atom inv_sq = integer_pow(b, p[1], -2);
+            return mul(b, num, inv_sq);
+          }});
   register_transpose_rule("div", [](const TransposeRuleArgs& a) {
     if (a.args[1].linear) unsupported("transpose: div is not linear in its divisor", a.eqn);
     Atom q = div(a.b, *a.cts[0], a.args[1].value);
@@ -233,23 +236,22 @@ void register_arithmetic_ad_rules() {
           }});
 
   // clamp(min, operand, max).
-  defjvp("clamp",
-         {[](JaxprBuilder& b, const Atom& g, Primals p, const Eqn&) {
-            Atom above = gt(b, p[0], p[1]);
-            Atom ordered = lt(b, p[0], p[2]);
-            Atom pred = bitwise_and(b, above, ordered);
-            return clamp_term(b, pred, g, p[1]);
-          },
-          [](JaxprBuilder& b, const Atom& g, Primals p, const Eqn&) {
-            Atom above = gt(b, p[1], p[0]);
-            Atom below = lt(b, p[1], p[2]);
-            Atom pred = bitwise_and(b, above, below);
-            return clamp_term(b, pred, g, p[1]);
-          },
-          [](JaxprBuilder& b, const Atom& g, Primals p, const Eqn&) {
-            Atom pred = lt(b, p[2], p[1]);
-            return clamp_term(b, pred, g, p[1]);
-          }});
+  defjvp("clamp", {[](JaxprBuilder& b, const Atom& g, Primals p, const Eqn&) {
+                     Atom above = gt(b, p[0], p[1]);
+                     Atom ordered = lt(b, p[0], p[2]);
+                     Atom pred = bitwise_and(b, above, ordered);
+                     return clamp_term(b, pred, g, p[1]);
+                   },
+                   [](JaxprBuilder& b, const Atom& g, Primals p, const Eqn&) {
+                     Atom above = gt(b, p[1], p[0]);
+                     Atom below = lt(b, p[1], p[2]);
+                     Atom pred = bitwise_and(b, above, below);
+                     return clamp_term(b, pred, g, p[1]);
+                   },
+                   [](JaxprBuilder& b, const Atom& g, Primals p, const Eqn&) {
+                     Atom pred = lt(b, p[2], p[1]);
+                     return clamp_term(b, pred, g, p[1]);
+                   }});
 }
 
 }  // namespace cjax

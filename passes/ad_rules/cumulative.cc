@@ -5,8 +5,8 @@
 //
 // Two departures, both forced by primitives cjax lacks: JAX runs a reverse scan as
 // rev(scan(rev(x))); while the primitive table has no `rev`, the reverse scan here is the mirror
-// image of the same algorithm (pairs aligned to the end). And JAX's logaddexp is a custom_jvp function whose
-// primal shows up as a custom_jvp_call eqn; here its body and jvp rule are inlined.
+// image of the same algorithm (pairs aligned to the end). And JAX's logaddexp is a custom_jvp
+// function whose primal shows up as a custom_jvp_call eqn; here its body and jvp rule are inlined.
 #include <functional>
 #include <limits>
 
@@ -22,7 +22,9 @@ namespace {
 using namespace ad;
 using Combine = std::function<Dual(JaxprBuilder&, const Dual&, const Dual&)>;
 
-int64_t dim_size(const Dual& x, int64_t axis) { return x.primal.aval().shape[size_t(axis)]; }
+int64_t dim_size(const Dual& x, int64_t axis) {
+  return x.primal.aval().shape[size_t(axis)];
+}
 
 // slicing.slice_in_dim on a dual: [start, limit) with a stride along `axis`.
 Dual slice_dim(JaxprBuilder& b, const Dual& x, int64_t start, int64_t limit, int64_t stride,
@@ -189,7 +191,8 @@ void register_cumulative_ad_rules() {
     return std::vector<Cotangent>{
         a.b.emit1("cumsum", {*a.cts[0]}, lax_params::cumulative(axis, !reverse))};
   });
-  register_jvp_full_rule("cumprod", cumulative_jvp(binary_combine("mul", {{"out_dtype", NoneParam{}}})));
+  register_jvp_full_rule("cumprod",
+                         cumulative_jvp(binary_combine("mul", {{"out_dtype", NoneParam{}}})));
   register_jvp_full_rule("cummax", cumulative_jvp(binary_combine("max")));
   register_jvp_full_rule("cummin", cumulative_jvp(binary_combine("min")));
   register_jvp_full_rule("cumlogsumexp", cumulative_jvp(logaddexp));

@@ -5,14 +5,15 @@
 #include <numeric>
 
 #include "passes/ad_rules/helpers.h"
-#include "passes/lax.h"
 #include "passes/ad_rules/register.h"
+#include "passes/lax.h"
 
 namespace cjax {
 
 namespace {
 
-std::vector<int64_t> remaining(int64_t n, const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+std::vector<int64_t> remaining(int64_t n, const std::vector<int64_t>& a,
+                               const std::vector<int64_t>& b) {
   std::vector<int64_t> out;
   for (int64_t i = 0; i < n; ++i)
     if (std::find(a.begin(), a.end(), i) == a.end() && std::find(b.begin(), b.end(), i) == b.end())
@@ -71,9 +72,12 @@ void register_dot_general_ad_rules() {
   auto emit_like = [](JaxprBuilder& b, const Atom& x, const Atom& y, const Eqn& eqn) -> Atom {
     return b.emit1("dot_general", {x, y}, eqn.params);
   };
-  ad::defjvp("dot_general",
-             {[emit_like](JaxprBuilder& b, const Atom& g, auto p, const Eqn& e) { return emit_like(b, g, p[1], e); },
-              [emit_like](JaxprBuilder& b, const Atom& g, auto p, const Eqn& e) { return emit_like(b, p[0], g, e); }});
+  ad::defjvp("dot_general", {[emit_like](JaxprBuilder& b, const Atom& g, auto p, const Eqn& e) {
+                               return emit_like(b, g, p[1], e);
+                             },
+                             [emit_like](JaxprBuilder& b, const Atom& g, auto p, const Eqn& e) {
+                               return emit_like(b, p[0], g, e);
+                             }});
 
   register_transpose_rule("dot_general", [](const TransposeRuleArgs& a) {
     auto dn = DotDimensionNumbers::from_param(a.eqn.params.at("dimension_numbers"));
@@ -84,7 +88,8 @@ void register_dot_general_ad_rules() {
     if (a.args[0].linear)
       cts[0] = transpose_lhs(a.b, g, a.args[0].aval(), a.args[1].value, dn, a.eqn.params, false);
     if (a.args[1].linear)
-      cts[1] = transpose_lhs(a.b, g, a.args[1].aval(), a.args[0].value, swapped(dn), a.eqn.params, true);
+      cts[1] =
+          transpose_lhs(a.b, g, a.args[1].aval(), a.args[0].value, swapped(dn), a.eqn.params, true);
     return cts;
   });
 }

@@ -22,7 +22,8 @@ void defjvp(std::string_view prim, std::vector<JvpTerm> terms) {
   register_jvp_rule(prim, [terms](const JvpRuleArgs& a) {
     std::vector<Atom> outs;
     for (size_t i = 0; i < terms.size() && i < a.tangents.size(); ++i)
-      if (terms[i] && a.tangents[i]) outs.push_back(terms[i](a.b, *a.tangents[i], a.primals, a.eqn));
+      if (terms[i] && a.tangents[i])
+        outs.push_back(terms[i](a.b, *a.tangents[i], a.primals, a.eqn));
     return std::vector<Tangent>{sum_terms(a.b, outs)};
   });
 }
@@ -39,16 +40,16 @@ void defjvp2(std::string_view prim, std::vector<JvpTerm2> terms) {
 }
 
 void defjvp_zero(std::string_view prim) {
-  register_jvp_rule(prim, [](const JvpRuleArgs& a) {
-    return std::vector<Tangent>(a.primal_outs.size());
-  });
+  register_jvp_rule(
+      prim, [](const JvpRuleArgs& a) { return std::vector<Tangent>(a.primal_outs.size()); });
 }
 
 void deflinear(std::string_view prim, TransposeRule transpose) {
   register_jvp_rule(prim, [](const JvpRuleArgs& a) {
     std::vector<Atom> tangents;
     for (size_t i = 0; i < a.primals.size(); ++i)
-      tangents.push_back(a.tangents[i] ? *a.tangents[i] : zeros_like_aval(a.b, a.primals[i].aval()));
+      tangents.push_back(a.tangents[i] ? *a.tangents[i]
+                                       : zeros_like_aval(a.b, a.primals[i].aval()));
     std::vector<Var> outs = a.b.emit(*a.eqn.prim, tangents, a.eqn.params);
     return std::vector<Tangent>(outs.begin(), outs.end());
   });
@@ -87,7 +88,9 @@ Atom maybe_broadcast(JaxprBuilder& b, const Shape& shape, const Atom& x) {
   return broadcast_in_dim(b, r, shape, dims);
 }
 
-const ParamValue* accuracy_of(const Eqn& eqn) { return eqn.params.find("accuracy"); }
+const ParamValue* accuracy_of(const Eqn& eqn) {
+  return eqn.params.find("accuracy");
+}
 
 bool accuracy_is_highest(const Eqn& eqn) {
   const ParamValue* v = accuracy_of(eqn);
@@ -152,8 +155,7 @@ std::vector<Dual> jvp_bind(JaxprBuilder& b, std::string_view prim, const std::ve
   return result;
 }
 
-Dual jvp_bind1(JaxprBuilder& b, std::string_view prim, const std::vector<Dual>& in,
-               Params params) {
+Dual jvp_bind1(JaxprBuilder& b, std::string_view prim, const std::vector<Dual>& in, Params params) {
   return jvp_bind(b, prim, in, std::move(params)).at(0);
 }
 

@@ -90,9 +90,8 @@ void register_identity_ad_rules() {
   });
 
   // name_jvp: the primal keeps its name; the tangent is not named.
-  register_jvp_rule("name", [](const JvpRuleArgs& a) {
-    return std::vector<Tangent>{a.tangents[0]};
-  });
+  register_jvp_rule("name",
+                    [](const JvpRuleArgs& a) { return std::vector<Tangent>{a.tangents[0]}; });
 
   register_jvp_rule("optimization_barrier", [](const JvpRuleArgs& a) {
     std::vector<Atom> nz;

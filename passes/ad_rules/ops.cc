@@ -12,9 +12,15 @@ namespace cjax::ad {
 
 // --- constants ----------------------------------------------------------------------------------
 
-Atom const_like(const Atom& x, double v) { return Literal::of(v, x.aval().dtype); }
-Atom one_like(const Atom& x) { return Literal::of(1.0, x.aval().dtype, x.aval().weak_type); }
-Atom zero_like(const Atom& x) { return Literal::of(0.0, x.aval().dtype, x.aval().weak_type); }
+Atom const_like(const Atom& x, double v) {
+  return Literal::of(v, x.aval().dtype);
+}
+Atom one_like(const Atom& x) {
+  return Literal::of(1.0, x.aval().dtype, x.aval().weak_type);
+}
+Atom zero_like(const Atom& x) {
+  return Literal::of(0.0, x.aval().dtype, x.aval().weak_type);
+}
 
 namespace {
 
@@ -44,7 +50,9 @@ Atom zeros_like_aval(JaxprBuilder& b, const ShapedArray& aval) {
 
 // --- elementwise --------------------------------------------------------------------------------
 
-Atom unop(JaxprBuilder& b, std::string_view prim, const Atom& x) { return b.emit1(prim, {x}); }
+Atom unop(JaxprBuilder& b, std::string_view prim, const Atom& x) {
+  return b.emit1(prim, {x});
+}
 
 Atom unop_acc(JaxprBuilder& b, std::string_view prim, const Atom& x, const ParamValue* accuracy) {
   return b.emit1(prim, {x}, {{"accuracy", accuracy ? *accuracy : ParamValue(NoneParam{})}});
@@ -54,15 +62,27 @@ Atom binop(JaxprBuilder& b, std::string_view prim, const Atom& x, const Atom& y)
   return b.emit1(prim, {x, y});
 }
 
-Atom neg(JaxprBuilder& b, const Atom& x) { return unop(b, "neg", x); }
-Atom sign(JaxprBuilder& b, const Atom& x) { return unop(b, "sign", x); }
-Atom floor(JaxprBuilder& b, const Atom& x) { return unop(b, "floor", x); }
-Atom abs(JaxprBuilder& b, const Atom& x) { return unop(b, "abs", x); }
-Atom square(JaxprBuilder& b, const Atom& x) { return unop(b, "square", x); }
+Atom neg(JaxprBuilder& b, const Atom& x) {
+  return unop(b, "neg", x);
+}
+Atom sign(JaxprBuilder& b, const Atom& x) {
+  return unop(b, "sign", x);
+}
+Atom floor(JaxprBuilder& b, const Atom& x) {
+  return unop(b, "floor", x);
+}
+Atom abs(JaxprBuilder& b, const Atom& x) {
+  return unop(b, "abs", x);
+}
+Atom square(JaxprBuilder& b, const Atom& x) {
+  return unop(b, "square", x);
+}
 Atom integer_pow(JaxprBuilder& b, const Atom& x, int64_t y) {
   return b.emit1("integer_pow", {x}, lax_params::integer_pow(y));
 }
-Atom reciprocal(JaxprBuilder& b, const Atom& x) { return integer_pow(b, x, -1); }
+Atom reciprocal(JaxprBuilder& b, const Atom& x) {
+  return integer_pow(b, x, -1);
+}
 Atom exp(JaxprBuilder& b, const Atom& x, const ParamValue* accuracy) {
   return unop_acc(b, "exp", x, accuracy);
 }
@@ -70,22 +90,48 @@ Atom log(JaxprBuilder& b, const Atom& x, const ParamValue* accuracy) {
   return unop_acc(b, "log", x, accuracy);
 }
 
-Atom add(JaxprBuilder& b, const Atom& x, const Atom& y) { return binop(b, "add", x, y); }
-Atom sub(JaxprBuilder& b, const Atom& x, const Atom& y) { return binop(b, "sub", x, y); }
+Atom add(JaxprBuilder& b, const Atom& x, const Atom& y) {
+  return binop(b, "add", x, y);
+}
+Atom sub(JaxprBuilder& b, const Atom& x, const Atom& y) {
+  return binop(b, "sub", x, y);
+}
 Atom mul(JaxprBuilder& b, const Atom& x, const Atom& y, const ParamValue& out_dtype) {
   return b.emit1("mul", {x, y}, {{"out_dtype", out_dtype}});
 }
-Atom div(JaxprBuilder& b, const Atom& x, const Atom& y) { return binop(b, "div", x, y); }
-Atom pow(JaxprBuilder& b, const Atom& x, const Atom& y) { return binop(b, "pow", x, y); }
-Atom max(JaxprBuilder& b, const Atom& x, const Atom& y) { return binop(b, "max", x, y); }
-Atom eq(JaxprBuilder& b, const Atom& x, const Atom& y) { return binop(b, "eq", x, y); }
-Atom ne(JaxprBuilder& b, const Atom& x, const Atom& y) { return binop(b, "ne", x, y); }
-Atom lt(JaxprBuilder& b, const Atom& x, const Atom& y) { return binop(b, "lt", x, y); }
-Atom gt(JaxprBuilder& b, const Atom& x, const Atom& y) { return binop(b, "gt", x, y); }
-Atom ge(JaxprBuilder& b, const Atom& x, const Atom& y) { return binop(b, "ge", x, y); }
-Atom bitwise_and(JaxprBuilder& b, const Atom& x, const Atom& y) { return binop(b, "and", x, y); }
-Atom bitwise_or(JaxprBuilder& b, const Atom& x, const Atom& y) { return binop(b, "or", x, y); }
-Atom add_any(JaxprBuilder& b, const Atom& x, const Atom& y) { return binop(b, "add_any", x, y); }
+Atom div(JaxprBuilder& b, const Atom& x, const Atom& y) {
+  return binop(b, "div", x, y);
+}
+Atom pow(JaxprBuilder& b, const Atom& x, const Atom& y) {
+  return binop(b, "pow", x, y);
+}
+Atom max(JaxprBuilder& b, const Atom& x, const Atom& y) {
+  return binop(b, "max", x, y);
+}
+Atom eq(JaxprBuilder& b, const Atom& x, const Atom& y) {
+  return binop(b, "eq", x, y);
+}
+Atom ne(JaxprBuilder& b, const Atom& x, const Atom& y) {
+  return binop(b, "ne", x, y);
+}
+Atom lt(JaxprBuilder& b, const Atom& x, const Atom& y) {
+  return binop(b, "lt", x, y);
+}
+Atom gt(JaxprBuilder& b, const Atom& x, const Atom& y) {
+  return binop(b, "gt", x, y);
+}
+Atom ge(JaxprBuilder& b, const Atom& x, const Atom& y) {
+  return binop(b, "ge", x, y);
+}
+Atom bitwise_and(JaxprBuilder& b, const Atom& x, const Atom& y) {
+  return binop(b, "and", x, y);
+}
+Atom bitwise_or(JaxprBuilder& b, const Atom& x, const Atom& y) {
+  return binop(b, "or", x, y);
+}
+Atom add_any(JaxprBuilder& b, const Atom& x, const Atom& y) {
+  return binop(b, "add_any", x, y);
+}
 
 Atom select_n(JaxprBuilder& b, const Atom& which, const std::vector<Atom>& cases) {
   std::vector<Atom> in{which};
@@ -220,8 +266,8 @@ Shape broadcast_shapes(const Shape& x, const Shape& y) {
   if (x.empty()) return y;
   if (y.empty()) return x;
   if (x.size() != y.size())
-    throw TypeError(fmt::format("broadcast_shapes: ranks differ: {} and {}", shape_str(x),
-                                shape_str(y)));
+    throw TypeError(
+        fmt::format("broadcast_shapes: ranks differ: {} and {}", shape_str(x), shape_str(y)));
   Shape out(x.size());
   for (size_t i = 0; i < x.size(); ++i) out[i] = x[i] == 1 ? y[i] : x[i];
   return out;

@@ -95,7 +95,8 @@ Atom concatenate(JaxprBuilder& b, const std::vector<Atom>& xs, int64_t dimension
 struct PadDim {
   int64_t lo, hi, interior;
 };
-Atom pad(JaxprBuilder& b, const Atom& x, const Atom& padding_value, const std::vector<PadDim>& config);
+Atom pad(JaxprBuilder& b, const Atom& x, const Atom& padding_value,
+         const std::vector<PadDim>& config);
 // `strides` empty: None.
 Atom slice(JaxprBuilder& b, const Atom& x, const Shape& start, const Shape& limit,
            const std::vector<int64_t>& strides = {});

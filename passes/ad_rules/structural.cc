@@ -96,7 +96,8 @@ std::vector<PadDim> padding_config(const Eqn& eqn) {
   if (!rows) unsupported("transpose: pad's padding_config is not a tuple of triples", eqn);
   for (const ParamValue& row : *rows) {
     std::vector<int64_t> r = row.to_ints();
-    if (r.size() != 3) unsupported("transpose: pad's padding_config is not a tuple of triples", eqn);
+    if (r.size() != 3)
+      unsupported("transpose: pad's padding_config is not a tuple of triples", eqn);
     out.push_back({r[0], r[1], r[2]});
   }
   return out;

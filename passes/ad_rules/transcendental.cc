@@ -13,16 +13,17 @@ namespace {
 using namespace ad;
 using Primals = std::span<const Atom>;
 
-void def1(std::string_view prim, std::function<Atom(JaxprBuilder&, const Atom& g, const Atom& x,
-                                                    const Eqn&)> term) {
+void def1(std::string_view prim,
+          std::function<Atom(JaxprBuilder&, const Atom& g, const Atom& x, const Eqn&)> term) {
   defjvp(prim, {[term](JaxprBuilder& b, const Atom& g, Primals p, const Eqn& e) {
            return term(b, g, p[0], e);
          }});
 }
 
-void def1_ans(std::string_view prim,
-              std::function<Atom(JaxprBuilder&, const Atom& g, const Atom& ans, const Atom& x,
-                                 const Eqn&)> term) {
+void def1_ans(
+    std::string_view prim,
+    std::function<Atom(JaxprBuilder&, const Atom& g, const Atom& ans, const Atom& x, const Eqn&)>
+        term) {
   defjvp2(prim, {[term](JaxprBuilder& b, const Atom& g, const Atom& ans, Primals p, const Eqn& e) {
             return term(b, g, ans, p[0], e);
           }});
@@ -123,45 +124,49 @@ void register_transcendental_ad_rules() {
     Atom ga = mul(b, g, ans);
     return mul(b, ln2, ga);
   });
-  def1("log", [](JaxprBuilder& b, const Atom& g, const Atom& x, const Eqn&) { return div(b, g, x); });
-  def1_ans("expm1", [](JaxprBuilder& b, const Atom& g, const Atom& ans, const Atom& x, const Eqn& e) {
-    if (accuracy_is_highest(e)) {
-      Atom ex = exp(b, x, accuracy_of(e));
-      return mul(b, g, ex);
-    }
-    Atom s = add(b, ans, one_like(ans));
-    return mul(b, g, s);
-  });
+  def1("log",
+       [](JaxprBuilder& b, const Atom& g, const Atom& x, const Eqn&) { return div(b, g, x); });
+  def1_ans("expm1",
+           [](JaxprBuilder& b, const Atom& g, const Atom& ans, const Atom& x, const Eqn& e) {
+             if (accuracy_is_highest(e)) {
+               Atom ex = exp(b, x, accuracy_of(e));
+               return mul(b, g, ex);
+             }
+             Atom s = add(b, ans, one_like(ans));
+             return mul(b, g, s);
+           });
   def1("log1p", [](JaxprBuilder& b, const Atom& g, const Atom& x, const Eqn&) {
     Atom s = add(b, x, one_like(x));
     return div(b, g, s);
   });
-  def1_ans("tanh", [](JaxprBuilder& b, const Atom& g, const Atom& ans, const Atom& x, const Eqn& e) {
-    if (accuracy_is_highest(e)) {
-      Atom x2 = mul(b, const_like(x, 2.0), x);
-      Atom l1 = unop_acc(b, "logistic", x2, accuracy_of(e));
-      Atom xm2 = mul(b, const_like(x, -2.0), x);
-      Atom l2 = unop_acc(b, "logistic", xm2, accuracy_of(e));
-      Atom ll = mul(b, l1, l2);
-      Atom s = mul(b, const_like(x, 4.0), ll);
-      return mul(b, g, s);
-    }
-    Atom ga = mul(b, g, ans);
-    Atom lhs = add(b, g, ga);
-    Atom rhs = sub(b, one_like(x), ans);
-    return mul(b, lhs, rhs);
-  });
-  def1_ans("logistic", [](JaxprBuilder& b, const Atom& g, const Atom& ans, const Atom& x, const Eqn& e) {
-    if (accuracy_is_highest(e)) {
-      Atom nx = neg(b, x);
-      Atom l = unop_acc(b, "logistic", nx, accuracy_of(e));
-      Atom s = mul(b, ans, l);
-      return mul(b, g, s);
-    }
-    Atom d = sub(b, one_like(ans), ans);
-    Atom s = mul(b, ans, d);
-    return mul(b, g, s);
-  });
+  def1_ans("tanh",
+           [](JaxprBuilder& b, const Atom& g, const Atom& ans, const Atom& x, const Eqn& e) {
+             if (accuracy_is_highest(e)) {
+               Atom x2 = mul(b, const_like(x, 2.0), x);
+               Atom l1 = unop_acc(b, "logistic", x2, accuracy_of(e));
+               Atom xm2 = mul(b, const_like(x, -2.0), x);
+               Atom l2 = unop_acc(b, "logistic", xm2, accuracy_of(e));
+               Atom ll = mul(b, l1, l2);
+               Atom s = mul(b, const_like(x, 4.0), ll);
+               return mul(b, g, s);
+             }
+             Atom ga = mul(b, g, ans);
+             Atom lhs = add(b, g, ga);
+             Atom rhs = sub(b, one_like(x), ans);
+             return mul(b, lhs, rhs);
+           });
+  def1_ans("logistic",
+           [](JaxprBuilder& b, const Atom& g, const Atom& ans, const Atom& x, const Eqn& e) {
+             if (accuracy_is_highest(e)) {
+               Atom nx = neg(b, x);
+               Atom l = unop_acc(b, "logistic", nx, accuracy_of(e));
+               Atom s = mul(b, ans, l);
+               return mul(b, g, s);
+             }
+             Atom d = sub(b, one_like(ans), ans);
+             Atom s = mul(b, ans, d);
+             return mul(b, g, s);
+           });
 
   def1("erf", [](JaxprBuilder& b, const Atom& g, const Atom& x, const Eqn&) {
     return erf_like(b, g, x, 2.0 / std::sqrt(std::numbers::pi));
@@ -169,12 +174,13 @@ void register_transcendental_ad_rules() {
   def1("erfc", [](JaxprBuilder& b, const Atom& g, const Atom& x, const Eqn&) {
     return erf_like(b, g, x, -2.0 / std::sqrt(std::numbers::pi));
   });
-  def1_ans("erf_inv", [](JaxprBuilder& b, const Atom& g, const Atom& ans, const Atom& x, const Eqn&) {
-    Atom sq = square(b, ans);
-    Atom e = exp(b, sq);
-    Atom ge = mul(b, g, e);
-    return mul(b, const_like(x, std::sqrt(std::numbers::pi) / 2.0), ge);
-  });
+  def1_ans("erf_inv",
+           [](JaxprBuilder& b, const Atom& g, const Atom& ans, const Atom& x, const Eqn&) {
+             Atom sq = square(b, ans);
+             Atom e = exp(b, sq);
+             Atom ge = mul(b, g, e);
+             return mul(b, const_like(x, std::sqrt(std::numbers::pi) / 2.0), ge);
+           });
   def1("lgamma", [](JaxprBuilder& b, const Atom& g, const Atom& x, const Eqn&) {
     Atom d = unop(b, "digamma", x);
     return mul(b, g, d);

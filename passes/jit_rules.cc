@@ -1,0 +1,110 @@
+// Autodiff rules of `jit` eqns, as JAX's pjit rules: the jvp is a jit of the jvp'd body; partial
+// evaluation splits it into a known jit (primal outputs and residuals; residuals that are just
+// inputs are forwarded, not returned) and a staged jit; the transpose is a jit of the transposed
+// body. Every new eqn keeps the call's name, so reports read "output of jitted function 'f'".
+#include "passes/jit_rules.h"
+
+#include <unordered_map>
+
+#include "ir/primitive.h"
+#include "passes/dce.h"
+#include "passes/jvp.h"
+#include "passes/partial_eval.h"
+#include "passes/transpose.h"
+#include "passes/util.h"
+
+namespace cjax {
+namespace {
+
+JvpFullResult jit_jvp(JaxprBuilder& b, const Eqn& eqn, std::span<const Atom> primals,
+                      std::span<const Tangent> tangents) {
+  const Jaxpr& body = *eqn.params.get_jaxpr("jaxpr");
+  std::vector<bool> nonzero;
+  std::vector<Atom> inputs(primals.begin(), primals.end());
+  for (const Tangent& t : tangents) {
+    nonzero.push_back(t.has_value());
+    if (t) inputs.push_back(*t);
+  }
+  JvpJaxpr jvp = jvp_jaxpr(body, nonzero, /*instantiate=*/false);
+  std::vector<Var> outs = b.emit(*eqn.prim, std::move(inputs), with_jaxpr(eqn.params, std::move(jvp.jaxpr)));
+  JvpFullResult r;
+  size_t n = body.outvars.size(), next = n;
+  for (size_t i = 0; i < n; ++i) {
+    r.primal_outs.push_back(outs[i]);
+    r.tangent_outs.push_back(jvp.out_nonzero[i] ? Tangent(outs[next++]) : Tangent());
+  }
+  return r;
+}
+
+PartialEvalRuleResult jit_partial_eval(const Eqn& eqn, const std::vector<bool>& in_unknown) {
+  const Jaxpr& body = *eqn.params.get_jaxpr("jaxpr");
+  PartialEvalResult pe = partial_eval(body, in_unknown, std::vector<bool>(body.outvars.size(), false));
+
+  // Residuals that are inputs of the body are forwarded from the eqn's own inputs.
+  std::unordered_map<Var, Atom, VarHash> input_of;
+  for (size_t i = 0; i < body.invars.size(); ++i) input_of.emplace(body.invars[i], eqn.inputs[i]);
+  size_t n_known_out = pe.known.outvars.size() - pe.residuals.size();
+  Jaxpr known = pe.known;
+  known.outvars.erase(known.outvars.begin() + static_cast<std::ptrdiff_t>(n_known_out), known.outvars.end());
+  for (const Var& r : pe.residuals)
+    if (!input_of.count(r)) known.outvars.push_back(r);
+
+  PartialEvalRuleResult out;
+  out.out_unknown = pe.out_unknown;
+  Eqn k;
+  k.prim = eqn.prim;
+  k.source = eqn.source;
+  k.inputs = select(eqn.inputs, in_unknown, false);
+  for (const Atom& o : known.outvars) k.outputs.emplace_back(o.aval());
+  std::vector<Var> known_outs = k.outputs;
+  k.params = with_jaxpr(eqn.params, std::move(known));
+  out.known_eqns.push_back(std::move(k));
+
+  Eqn s;
+  s.prim = eqn.prim;
+  s.source = eqn.source;
+  size_t next_res = n_known_out;
+  for (const Var& r : pe.residuals) {
+    auto fwd = input_of.find(r);
+    s.inputs.push_back(fwd != input_of.end() ? fwd->second : Atom(known_outs[next_res++]));
+  }
+  for (const Atom& a : select(eqn.inputs, in_unknown)) s.inputs.push_back(a);
+  for (const Atom& o : pe.staged.outvars) s.outputs.emplace_back(o.aval());
+  std::vector<Var> staged_outs = s.outputs;
+  s.params = with_jaxpr(eqn.params, std::move(pe.staged));
+  out.staged_eqn = std::move(s);
+
+  size_t next_known = 0, next_staged = 0;
+  for (size_t i = 0; i < eqn.outputs.size(); ++i)
+    out.outputs.push_back(pe.out_unknown[i] ? Atom(staged_outs[next_staged++]) : Atom(known_outs[next_known++]));
+  return out;
+}
+
+std::vector<Cotangent> jit_transpose(const TransposeRuleArgs& a) {
+  const Jaxpr& body = *a.eqn.params.get_jaxpr("jaxpr");
+  std::vector<bool> nonzero_ct, linear;
+  for (const Cotangent& c : a.cts) nonzero_ct.push_back(c.has_value());
+  std::vector<Atom> inputs;
+  for (const TransposeArg& arg : a.args) {
+    linear.push_back(arg.linear);
+    if (!arg.linear) inputs.push_back(arg.value);
+  }
+  for (const Cotangent& c : a.cts)
+    if (c) inputs.push_back(*c);
+  Jaxpr t = transpose_jaxpr(dce(body, nonzero_ct).jaxpr, linear);
+  std::vector<Var> outs = a.b.emit(*a.eqn.prim, std::move(inputs), with_jaxpr(a.eqn.params, std::move(t)));
+  std::vector<Cotangent> cts;
+  size_t next = 0;
+  for (const TransposeArg& arg : a.args) cts.push_back(arg.linear ? Cotangent(outs[next++]) : Cotangent());
+  return cts;
+}
+
+}  // namespace
+
+void register_jit_rules() {
+  register_jvp_full_rule("jit", jit_jvp);
+  register_partial_eval_rule("jit", jit_partial_eval);
+  register_transpose_rule("jit", jit_transpose);
+}
+
+}  // namespace cjax
