@@ -235,6 +235,29 @@ Jaxpr insert_reduce_precision(const Jaxpr& known, size_t num_residuals) {
   return out;
 }
 
+Jaxpr checkpoint_jaxpr(const Jaxpr& jaxpr, const PolicyRef& policy, bool prevent_cse) {
+  Jaxpr body = jaxpr;
+  body.invars.insert(body.invars.begin(), body.constvars.begin(), body.constvars.end());
+  body.constvars.clear();
+  body.consts.clear();
+  body.debug = nullptr;
+  Jaxpr outer;
+  outer.constvars = jaxpr.constvars;
+  outer.consts = jaxpr.consts;
+  outer.debug = jaxpr.debug;
+  for (const Var& v : jaxpr.invars) outer.invars.emplace_back(v.aval());
+  std::vector<Atom> inputs(outer.constvars.begin(), outer.constvars.end());
+  inputs.insert(inputs.end(), outer.invars.begin(), outer.invars.end());
+  Params params{{"differentiated", false},
+                {"policy", policy ? ParamValue(policy) : ParamValue(NoneParam{})},
+                {"prevent_cse", prevent_cse}};
+  JaxprBuilder b;
+  std::vector<Var> outs = b.emit("remat2", std::move(inputs), with_jaxpr(params, std::move(body)));
+  Jaxpr built = b.build(outer.invars, std::vector<Atom>(outs.begin(), outs.end()), outer.constvars, outer.consts);
+  built.debug = jaxpr.debug;
+  return built;
+}
+
 namespace {
 
 JvpFullResult remat_jvp(JaxprBuilder& b, const Eqn& eqn, std::span<const Atom> primals,
