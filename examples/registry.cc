@@ -10,6 +10,7 @@ const std::vector<Example>& all() {
   static const std::vector<Example> examples = [] {
     std::vector<Example> out;
     register_tutorial_examples(out);
+    register_block_examples(out);
     return out;
   }();
   return examples;

@@ -1,4 +1,6 @@
 // The programs of JAX's gradient-checkpointing tutorial (docs/gradient-checkpointing.md), in C++.
+#include <fmt/format.h>
+
 #include "compiler/cjax.h"
 #include "examples/registry.h"
 
@@ -19,6 +21,33 @@ Array f(const Array& W1, const Array& W2, const Array& W3, const Array& x) {
   return h;
 }
 
+// loss / predict / layer: the tutorial's policy section.
+Array layer(const Array& W, const Array& x) { return np::sin(np::dot(W, x)); }
+
+Array predict(const std::vector<Array>& params, const Array& x) {
+  Array h = x;
+  for (size_t i = 0; i + 1 < params.size(); ++i) h = layer(params[i], h);
+  return np::dot(params.back(), h);
+}
+
+Array loss(const std::vector<Array>& params, const Array& x, const Array& y) {
+  Array d = predict(params, x) - y;
+  return np::sum(np::power(d, 2));
+}
+
+// chain_compose([jnp.sin] * n): sin applied n times.
+Array chain(const Array& x, int n) {
+  Array h = x;
+  for (int i = 0; i < n; ++i) h = np::sin(h);
+  return h;
+}
+
+// The jax.checkpoint docstring's g(x) = sin(sin(x)).
+Array sin_sin(const Array& x) {
+  Array y = np::sin(x);
+  return np::sin(y);
+}
+
 std::vector<runtime::Buffer> ones(const std::vector<Shape>& shapes) {
   std::vector<runtime::Buffer> out;
   for (const Shape& s : shapes) out.push_back(runtime::Buffer::full(ShapedArray(DType::f32, s), 1.0));
@@ -26,6 +55,27 @@ std::vector<runtime::Buffer> ones(const std::vector<Shape>& shapes) {
 }
 
 ShapeDtype f32(Shape s) { return ShapeDtype{DType::f32, std::move(s)}; }
+// A Python float argument: a weak-typed f32 scalar.
+ShapeDtype python_float() { return ShapeDtype{DType::f32, {}, /*weak_type=*/true}; }
+
+std::vector<runtime::Buffer> scalar(double v) {
+  return {runtime::Buffer::full(ShapedArray(DType::f32, {}, true), v)};
+}
+
+Jaxpr trace_loss() {
+  std::vector<Array> params{Array(f32({4, 4})), Array(f32({4, 4})), Array(f32({4, 4}))};
+  return cjax::make_jaxpr(loss, {"params", "x", "y"}, "loss")(params, f32({4}), f32({4}));
+}
+
+Example chain_example(int n) {
+  return {fmt::format("tutorial/chain{}", n),
+          fmt::format("chain_compose([sin] * {}) at 3.0: residuals grow linearly with the chain", n),
+          [n] {
+            auto f = [n](const Array& x) { return chain(x, n); };
+            return cjax::make_jaxpr(f, {"x"}, "f")(python_float());
+          },
+          [] { return scalar(3.0); }};
+}
 
 }  // namespace
 
@@ -36,6 +86,15 @@ void register_tutorial_examples(std::vector<Example>& out) {
                                                                           f32({7, 6}), f32({4}));
                  },
                  [] { return ones({{5, 4}, {6, 5}, {7, 6}, {4}}); }});
+  out.push_back({"tutorial/loss",
+                 "sum((predict(params, x) - y)**2), predict = 2 sin-dot layers then a dot; "
+                 "params = [W1, W2, W3] f32[4,4], x, y f32[4]",
+                 trace_loss, [] { return ones({{4, 4}, {4, 4}, {4, 4}, {4}, {4}}); }});
+  out.push_back(chain_example(8));
+  out.push_back(chain_example(16));
+  out.push_back({"tutorial/sin_sin", "the jax.checkpoint docstring's g(x) = sin(sin(x)) at 2.0",
+                 [] { return cjax::make_jaxpr(sin_sin, {"x"}, "g")(python_float()); },
+                 [] { return scalar(2.0); }});
 }
 
 }  // namespace cjax::examples
