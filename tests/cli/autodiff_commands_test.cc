@@ -1,0 +1,112 @@
+// `cjax residuals`, `cjax fwd-bwd` and `cjax grad` as a user runs them.
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <vector>
+
+#include "tests/cli/run_cli.h"
+
+using cli_test::run_cli;
+
+namespace {
+
+// Each line up to " from " (source locations differ from JAX's notebook files), keeping the
+// function name in parentheses, as the comparison asks.
+std::vector<std::string> normalised(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    size_t from = line.find(" from ");
+    size_t paren = line.rfind(" (");
+    if (from != std::string::npos && line.find("from the argument") == std::string::npos &&
+        paren != std::string::npos)
+      line = line.substr(0, from) + line.substr(paren);
+    out.push_back(line);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("cjax residuals --example tutorial/f prints JAX's lines (jax-outputs.md §2.2)") {
+  auto r = run_cli("residuals --example tutorial/f");
+  REQUIRE(r.code == 0);
+  CHECK(normalised(r.out) == std::vector<std::string>{
+                                 "f32[5,4] from the argument W1", "f32[6,5] from the argument W2",
+                                 "f32[7,6] from the argument W3", "f32[4] from the argument x",
+                                 "f32[5] output of sin (g)", "f32[5] output of cos (g)",
+                                 "f32[6] output of sin (g)", "f32[6] output of cos (g)",
+                                 "f32[7] output of cos (g)"});
+  CHECK(r.out.find("from examples/tutorial.cc:") != std::string::npos);
+}
+
+TEST_CASE("cjax residuals --policy is the tutorial's f3 (jax-outputs.md §2.4)") {
+  auto r = run_cli("residuals --example tutorial/f --policy dots_with_no_batch_dims_saveable");
+  REQUIRE(r.code == 0);
+  CHECK(normalised(r.out) == std::vector<std::string>{
+                                 "f32[5,4] from the argument W1", "f32[6,5] from the argument W2",
+                                 "f32[7,6] from the argument W3", "f32[4] from the argument x",
+                                 "f32[5] output of dot_general (g)",
+                                 "f32[6] output of dot_general (g)",
+                                 "f32[7] output of dot_general (g)"});
+}
+
+TEST_CASE("cjax residuals --bytes and --json report sizes") {
+  auto r = run_cli("residuals --example tutorial/f --bytes");
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("f32[5,4] from the argument W1  [80 B]\n") != std::string::npos);
+  // 80 + 120 + 168 + 16 + 20 + 20 + 24 + 24 + 28 bytes
+  CHECK(r.out.find("total: 9 residuals, 500 B (500 bytes)\n") != std::string::npos);
+  auto j = run_cli("residuals --example tutorial/f --json");
+  REQUIRE(j.code == 0);
+  auto doc = nlohmann::json::parse(j.out);
+  CHECK(doc["count"] == 9);
+  CHECK(doc["total_bytes"] == 500);
+  CHECK(doc["residuals"][0]["aval"] == "f32[5,4]");
+  CHECK(doc["residuals"][0]["shape"] == nlohmann::json::array({5, 4}));
+  CHECK(doc["residuals"][0]["description"] == "from the argument W1");
+}
+
+TEST_CASE("cjax residuals rejects unknown policies with the valid list") {
+  auto r = run_cli("residuals --example tutorial/f --policy nope");
+  CHECK(r.code == 2);
+  CHECK(r.err.find("unknown policy 'nope'; valid policies: everything_saveable") != std::string::npos);
+  auto overlap = run_cli(
+      "residuals --example tutorial/f --policy save_and_offload_only_these_names --names a "
+      "--offload-names a");
+  CHECK(overlap.code == 2);
+  CHECK(overlap.err.find("names in both the saved and the offloaded sets: a") != std::string::npos);
+}
+
+TEST_CASE("cjax fwd-bwd prints JAX's forward program and the two-column table") {
+  auto fwd = run_cli("fwd-bwd --example tutorial/f --only fwd");
+  REQUIRE(fwd.code == 0);
+  CHECK(fwd.out.find("  in (l, a, b, c, d, g, f, j, i, m) }\n") != std::string::npos);
+  auto table = run_cli("fwd-bwd --example tutorial/f");
+  REQUIRE(table.code == 0);
+  CHECK(table.out.rfind("  forward computation:", 0) == 0);
+  CHECK(table.out.find("backward computation:") == 63);
+  auto stacked = run_cli("fwd-bwd --example tutorial/f --layout stacked");
+  CHECK(stacked.out.rfind("forward computation:\n{ lambda", 0) == 0);
+}
+
+TEST_CASE("cjax fwd-bwd reads jaxpr files and names arguments after their variables") {
+  auto r = run_cli("residuals -", "{ lambda ; w:f32[3] v:f32[3]. let u:f32[3] = mul w v; t:f32[3] = sin u in (t,) }");
+  REQUIRE(r.code == 0);
+  CHECK(normalised(r.out) == std::vector<std::string>{"f32[3] from the argument w",
+                                                      "f32[3] from the argument v",
+                                                      "f32[3] output of cos from unknown"});
+  auto named = run_cli("residuals - --arg-names a,b",
+                       "{ lambda ; w:f32[3] v:f32[3]. let u:f32[3] = mul w v in (u,) }");
+  CHECK(named.out == "f32[3] from the argument a\nf32[3] from the argument b\n");
+  CHECK(run_cli("residuals - --arg-names a", "{ lambda ; w:f32[3] v:f32[3]. let in (w,) }").code == 2);
+}
+
+TEST_CASE("cjax grad prints the value and gradient of sin(sin(x)) at 2.0") {
+  auto r = run_cli("grad --example tutorial/sin_sin");
+  REQUIRE(r.code == 0);
+  CHECK(r.out.rfind("value: Array(0.78907233, dtype=float32)\ngrad x: Array(-0.255639", 0) == 0);
+  auto at = run_cli("grad --example tutorial/sin_sin --inputs 0");
+  CHECK(at.out == "value: Array(0., dtype=float32)\ngrad x: Array(1., dtype=float32)\n");
+}
