@@ -65,4 +65,12 @@ Params dot_general(const DotDimensionNumbers& dn, const ParamValue& preferred_el
 
 Params name(const std::string& n) { return {{"name", n}}; }
 
+Params pad(const std::vector<std::vector<int64_t>>& padding_config) {
+  ParamTuple rows;
+  for (const auto& row : padding_config) rows.items.push_back(ParamValue::ints(row));
+  return {{"padding_config", std::move(rows)}};
+}
+
+Params cumulative(int64_t axis, bool reverse) { return {{"axis", axis}, {"reverse", reverse}}; }
+
 }  // namespace cjax::lax_params

@@ -28,4 +28,9 @@ Params dot_general(const DotDimensionNumbers& dn, const ParamValue& preferred_el
                    const ParamValue& precision = NoneParam{});
 Params name(const std::string& name);  // checkpoint_name
 
+// pad: one (low, high, interior) triple per operand dimension.
+Params pad(const std::vector<std::vector<int64_t>>& padding_config);
+// cumsum / cumprod / cummax / cummin / cumlogsumexp.
+Params cumulative(int64_t axis, bool reverse);
+
 }  // namespace cjax::lax_params
