@@ -10,7 +10,7 @@
 #include "ir/errors.h"
 #include "ir/primitive.h"
 #include "passes/rules.h"
-#include "passes/lax.h"
+#include "passes/ad_rules/ops.h"
 
 namespace cjax {
 namespace {
@@ -66,7 +66,7 @@ JvpJaxpr jvp_jaxpr(const Jaxpr& jaxpr, const std::vector<bool>& nonzero, bool in
   for (size_t i = 0; i < jaxpr.invars.size(); ++i) {
     const Var& v = jaxpr.invars[i];
     if (!nonzero[i] || !has_tangent_space(v.aval().dtype)) continue;
-    Var t(ShapedArray(v.aval().dtype, v.aval().shape));
+    Var t(ShapedArray(v.aval().dtype, v.aval().shape, v.aval().weak_type));
     tangent_invars.push_back(t);
     tangent_env.emplace(v, t);
   }
@@ -111,7 +111,7 @@ JvpJaxpr jvp_jaxpr(const Jaxpr& jaxpr, const std::vector<bool>& nonzero, bool in
   JvpJaxpr result;
   for (const Atom& o : jaxpr.outvars) {
     Tangent t = tangent(o);
-    if (!t && instantiate) t = lax::zeros(b, ShapedArray(o.aval().dtype, o.aval().shape));
+    if (!t && instantiate) t = ad::zeros_like_aval(b, ShapedArray(o.aval().dtype, o.aval().shape));
     result.out_nonzero.push_back(t.has_value());
     if (t) outvars.push_back(*t);
   }

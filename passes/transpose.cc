@@ -10,7 +10,7 @@
 
 #include "ir/errors.h"
 #include "ir/primitive.h"
-#include "passes/lax.h"
+#include "passes/ad_rules/ops.h"
 #include "passes/rules.h"
 
 namespace cjax {
@@ -64,7 +64,7 @@ Jaxpr transpose_jaxpr(const Jaxpr& jaxpr, const std::vector<bool>& linear) {
     if (it == ct_env.end())
       ct_env.emplace(v, ct);
     else
-      it->second = lax::add_any(b, it->second, ct);
+      it->second = ad::add_any(b, it->second, ct);
   };
 
   std::vector<Var> ct_invars;
@@ -107,7 +107,7 @@ Jaxpr transpose_jaxpr(const Jaxpr& jaxpr, const std::vector<bool>& linear) {
     }
     auto found = ct_env.find(v);
     outvars.push_back(found != ct_env.end() ? found->second
-                                            : lax::zeros(b, ShapedArray(v.aval().dtype, v.aval().shape)));
+                                            : ad::zeros_like_aval(b, ShapedArray(v.aval().dtype, v.aval().shape)));
   }
   invars.insert(invars.end(), ct_invars.begin(), ct_invars.end());
   return b.build(std::move(invars), std::move(outvars), jaxpr.constvars, jaxpr.consts);

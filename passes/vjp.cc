@@ -4,7 +4,7 @@
 #include <unordered_set>
 
 #include "passes/jvp.h"
-#include "passes/lax.h"
+#include "passes/ad_rules/ops.h"
 #include "passes/partial_eval.h"
 #include "passes/transpose.h"
 
@@ -92,7 +92,7 @@ VjpResult vjp_jaxpr(const Jaxpr& jaxpr) {
       outvars.push_back(bwd_nz.outvars[next_out++]);
     } else {
       const ShapedArray& a = jaxpr.invars[i].aval();
-      outvars.push_back(lax::zeros(b, ShapedArray(a.dtype, a.shape)));
+      outvars.push_back(ad::zeros_like_aval(b, ShapedArray(a.dtype, a.shape)));
     }
   }
   VjpResult r;
