@@ -14,8 +14,7 @@ using detail::ArrayImpl;
 
 std::string location_prefix(const SourceInfo& src) {
   if (!src.known()) return "";
-  if (src.column == 0) return fmt::format("{}:{}: ", src.file, src.line);
-  return fmt::format("{}:{}:{}: ", src.file, src.line, src.column);
+  return src.position() + ": ";
 }
 
 void throw_type_error(const SourceInfo& src, std::string_view what) {

@@ -53,11 +53,26 @@ std::string short_function_name(const char* signature) {
   return std::string(last_component(name_before_params(sig)));
 }
 
+#ifndef CJAX_SOURCE_ROOT
+#define CJAX_SOURCE_ROOT ""
+#endif
+
+std::string_view display_file(const char* file) {
+  std::string_view f = file, root = CJAX_SOURCE_ROOT;
+  if (!root.empty() && f.starts_with(root)) f.remove_prefix(root.size());
+  return f;
+}
+
+std::string SourceInfo::position() const {
+  if (!known()) return "";
+  if (column == 0) return fmt::format("{}:{}", display_file(file), line);
+  return fmt::format("{}:{}:{}", display_file(file), line, column);
+}
+
 std::string SourceInfo::summarize() const {
   if (!known()) return "unknown";
   std::string fn = short_function_name(function);
-  if (column == 0) return fmt::format("{}:{} ({})", file, line, fn);
-  return fmt::format("{}:{}:{} ({})", file, line, column, fn);
+  return fmt::format("{} ({})", position(), fn);
 }
 
 }  // namespace cjax

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <source_location>
 #include <string>
+#include <string_view>
 
 namespace cjax {
 
@@ -22,7 +23,13 @@ struct SourceInfo {
   // `examples/tutorial.cc:12:10 (g)`, the form JAX's source_info_util.summarize gives;
   // `unknown` when no location was recorded.
   std::string summarize() const;
+  // "examples/tutorial.cc:12:10" (no function), or "" when unknown.
+  std::string position() const;
 };
+
+// A file of this project relative to its checkout (`examples/tutorial.cc`); any other path as
+// the compiler recorded it.
+std::string_view display_file(const char* file);
 
 // The unqualified function name inside a compiler signature, the analogue of Python's
 // co_qualname: "cjax::Array g(const cjax::Array&, const cjax::Array&)" -> "g";

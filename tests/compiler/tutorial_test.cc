@@ -65,7 +65,7 @@ TEST_CASE("eqns record the user's file, line, column and function") {
   REQUIRE(j.eqns.size() == 6);
   for (size_t i = 0; i < j.eqns.size(); ++i) {
     const SourceInfo& src = j.eqns[i].source;
-    CHECK(std::string(src.file) == "tests/compiler/tutorial_test.cc");
+    CHECK(display_file(src.file) == "tests/compiler/tutorial_test.cc");
     CHECK(src.line == kDotLine + (i % 2));  // dot_general, then sin on the next line
     CHECK(short_function_name(src.function) == "g");
   }
