@@ -11,6 +11,7 @@ const std::vector<Example>& all() {
     std::vector<Example> out;
     register_tutorial_examples(out);
     register_block_examples(out);
+    register_checkpoint_examples(out);
     return out;
   }();
   return examples;

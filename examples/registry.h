@@ -29,5 +29,6 @@ const Example& get(std::string_view name);
 // Each source file of examples/ registers its programs here.
 void register_tutorial_examples(std::vector<Example>& out);
 void register_block_examples(std::vector<Example>& out);
+void register_checkpoint_examples(std::vector<Example>& out);
 
 }  // namespace cjax::examples

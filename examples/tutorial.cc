@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "compiler/cjax.h"
+#include "examples/inputs.h"
 #include "examples/registry.h"
 
 namespace cjax::examples {
@@ -48,11 +49,6 @@ Array sin_sin(const Array& x) {
   return np::sin(y);
 }
 
-std::vector<runtime::Buffer> ones(const std::vector<Shape>& shapes) {
-  std::vector<runtime::Buffer> out;
-  for (const Shape& s : shapes) out.push_back(runtime::Buffer::full(ShapedArray(DType::f32, s), 1.0));
-  return out;
-}
 
 ShapeDtype f32(Shape s) { return ShapeDtype{DType::f32, std::move(s)}; }
 // A Python float argument: a weak-typed f32 scalar.

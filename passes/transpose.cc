@@ -11,6 +11,7 @@
 #include "ir/errors.h"
 #include "ir/primitive.h"
 #include "passes/ad_rules/ops.h"
+#include "passes/partial_eval.h"
 #include "passes/rules.h"
 
 namespace cjax {
@@ -33,11 +34,11 @@ void register_transpose_rule(std::string_view prim, TransposeRule rule) {
   rule_table()[std::string(prim)] = std::move(rule);
 }
 
-Jaxpr transpose_jaxpr(const Jaxpr& jaxpr, const std::vector<bool>& linear) {
+namespace {
+
+// Transposes a jaxpr whose eqns all read a linear value (or only feed ones that do).
+Jaxpr transpose_linear(const Jaxpr& jaxpr, const std::vector<bool>& linear) {
   const auto& rules = builtin_rules();
-  if (linear.size() != jaxpr.invars.size())
-    throw Error(fmt::format("transpose: {} linear flags for {} inputs", linear.size(),
-                            jaxpr.invars.size()));
 
   // Which vars depend on a linear input.
   std::unordered_set<Var, VarHash> is_linear;
@@ -111,6 +112,44 @@ Jaxpr transpose_jaxpr(const Jaxpr& jaxpr, const std::vector<bool>& linear) {
   }
   invars.insert(invars.end(), ct_invars.begin(), ct_invars.end());
   return b.build(std::move(invars), std::move(outvars), jaxpr.constvars, jaxpr.consts);
+}
+
+}  // namespace
+
+// As JAX's transpose_jaxpr does, the non-linear part is first split off by partial evaluation
+// (linear inputs unknown), which also splits higher-order eqns such as a nested remat2 into the
+// primal computation they owe the forward direction and a purely linear remainder; the known
+// eqns run first, then the linear remainder is transposed.
+Jaxpr transpose_jaxpr(const Jaxpr& jaxpr, const std::vector<bool>& linear) {
+  if (linear.size() != jaxpr.invars.size())
+    throw Error(fmt::format("transpose: {} linear flags for {} inputs", linear.size(),
+                            jaxpr.invars.size()));
+  PartialEvalResult pe =
+      partial_eval(jaxpr, linear, std::vector<bool>(jaxpr.outvars.size(), false));
+  std::vector<bool> staged_linear(pe.residuals.size(), false);
+  staged_linear.resize(pe.staged.invars.size(), true);
+  Jaxpr lin_t = transpose_linear(pe.staged, staged_linear);
+
+  Jaxpr out;
+  out.constvars = jaxpr.constvars;
+  out.consts = jaxpr.consts;
+  for (size_t i = 0; i < linear.size(); ++i)
+    if (!linear[i]) out.invars.push_back(jaxpr.invars[i]);
+  // One cotangent input per original output; those of outputs that do not depend linearly on
+  // the inputs are accepted and ignored.
+  size_t next_ct = pe.residuals.size();
+  for (size_t i = 0; i < jaxpr.outvars.size(); ++i) {
+    if (pe.out_unknown[i]) {
+      out.invars.push_back(lin_t.invars[next_ct++]);
+    } else {
+      const ShapedArray& a = jaxpr.outvars[i].aval();
+      out.invars.emplace_back(ShapedArray(a.dtype, a.shape));
+    }
+  }
+  out.eqns = std::move(pe.known.eqns);
+  for (Eqn& e : lin_t.eqns) out.eqns.push_back(std::move(e));
+  out.outvars = std::move(lin_t.outvars);
+  return out;
 }
 
 }  // namespace cjax
