@@ -1,9 +1,14 @@
 // The cjax front end in one include: Array, the numpy-like ops and operators, jax.nn activations,
-// lax primitives, pytrees, tracing and make_jaxpr, and the jaxpr printer.
+// lax primitives, pytrees, tracing and make_jaxpr, the jaxpr printer, and the transformations
+// (jvp, linearize, vjp, grad, value_and_grad, jacfwd, jacrev, hessian, checkpoint) with the
+// residual reports.
 #pragma once
 
 #include "compiler/array.h"
+#include "compiler/autodiff_api.h"
+#include "compiler/autodiff_jacobian.h"
 #include "compiler/bind.h"
+#include "compiler/checkpoint.h"
 #include "compiler/eval_jaxpr.h"
 #include "compiler/lax.h"
 #include "compiler/make_jaxpr.h"
@@ -12,6 +17,7 @@
 #include "compiler/operators.h"
 #include "compiler/promotion.h"
 #include "compiler/pytree.h"
+#include "compiler/residual_report.h"
 #include "compiler/trace.h"
 #include "ir/dtype.h"
 #include "ir/jaxpr.h"

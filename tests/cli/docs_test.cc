@@ -70,6 +70,29 @@ std::vector<Command> commands_in(const std::vector<std::string>& lines) {
 
 }  // namespace
 
+// A ```cpp block whose first line is `// <path>` must appear verbatim in that source file.
+TEST_CASE("the C++ shown in docs/ is the code of the examples") {
+  namespace fs = std::filesystem;
+  int checked = 0;
+  for (const auto& entry : fs::directory_iterator(fs::path(CJAX_SOURCE_DIR) / "docs")) {
+    if (entry.path().extension() != ".md") continue;
+    std::vector<std::string> lines = split_lines(cli_test::slurp(entry.path().string()));
+    for (size_t i = 0; i + 1 < lines.size(); ++i) {
+      if (lines[i] != "```cpp" || lines[i + 1].rfind("// ", 0) != 0) continue;
+      std::string file = lines[i + 1].substr(3), snippet;
+      size_t j = i + 2;
+      for (; j < lines.size() && lines[j] != "```"; ++j) snippet += lines[j] + "\n";
+      INFO(entry.path().filename().string() << ":" << i + 1 << ": snippet of " << file);
+      std::string source = cli_test::slurp((fs::path(CJAX_SOURCE_DIR) / file).string());
+      CHECK(!source.empty());
+      CHECK(source.find(snippet) != std::string::npos);
+      ++checked;
+      i = j;
+    }
+  }
+  CHECK(checked > 0);
+}
+
 TEST_CASE("the cjax commands shown in docs/ print what the docs say") {
   namespace fs = std::filesystem;
   bool update = std::getenv("CJAX_UPDATE_DOCS") != nullptr;
