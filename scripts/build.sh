@@ -13,8 +13,8 @@ if [ "${1:-}" = "--sanitize" ]; then
 fi
 
 bash scripts/install-deps.sh
-# Paths under the checkout are hashed relative to it, so a fresh clone elsewhere (as CI makes)
-# still hits the compiler cache.
-export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}"
+# No CCACHE_BASEDIR: it makes ccache hand the compiler relative source paths, which would change
+# the file names std::source_location records (and so every residual report).
+unset CCACHE_BASEDIR
 cmake -S . -B "$build_dir" -G Ninja "${cmake_args[@]}" >/dev/null
 ninja -C "$build_dir" "$@"
