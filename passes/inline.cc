@@ -75,6 +75,58 @@ void inline_into(JaxprBuilder& b, const Jaxpr& j, std::unordered_map<Var, Atom, 
 
 }  // namespace
 
+namespace {
+
+Atom read_env(const std::unordered_map<Var, Atom, VarHash>& env, const Atom& a) {
+  if (a.is_literal()) return a;
+  auto it = env.find(a.var());
+  return it == env.end() ? a : it->second;
+}
+
+void expand_into(JaxprBuilder& b, const Jaxpr& j, std::unordered_map<Var, Atom, VarHash>& env) {
+  for (const Eqn& e : j.eqns) {
+    std::vector<Atom> ins;
+    for (const Atom& in : e.inputs) ins.push_back(read_env(env, in));
+    if (e.prim->name != "remat2") {
+      Eqn copy = e;
+      copy.inputs = std::move(ins);
+      b.append(std::move(copy));
+      continue;
+    }
+    const ParamValue* prevent = e.params.find("prevent_cse");
+    bool barrier = e.params.get_bool("differentiated") && prevent && prevent->is<bool>() &&
+                   prevent->as<bool>();
+    if (barrier && !ins.empty()) {
+      b.set_source(e.source);
+      std::vector<Var> guarded = b.emit("optimization_barrier", ins);
+      ins.assign(guarded.begin(), guarded.end());
+    }
+    // Expand the body with fresh variables (a body may be expanded more than once).
+    const Jaxpr& body = *e.params.get_jaxpr("jaxpr");
+    JaxprBuilder inner;
+    std::unordered_map<Var, Atom, VarHash> inner_env;
+    expand_into(inner, body, inner_env);
+    std::vector<Atom> body_outs;
+    for (const Atom& o : body.outvars) body_outs.push_back(read_env(inner_env, o));
+    Jaxpr flat = inner.build(body.invars, body_outs);
+    std::vector<Atom> outs = inline_jaxpr(b, flat, {}, ins);
+    for (size_t i = 0; i < e.outputs.size(); ++i) env.emplace(e.outputs[i], outs[i]);
+  }
+}
+
+}  // namespace
+
+Jaxpr expand_remat(const Jaxpr& jaxpr) {
+  JaxprBuilder b;
+  std::unordered_map<Var, Atom, VarHash> env;
+  expand_into(b, jaxpr, env);
+  std::vector<Atom> outs;
+  for (const Atom& o : jaxpr.outvars) outs.push_back(read_env(env, o));
+  Jaxpr r = b.build(jaxpr.invars, std::move(outs), jaxpr.constvars, jaxpr.consts);
+  r.debug = jaxpr.debug;
+  return r;
+}
+
 Jaxpr inline_calls(const Jaxpr& jaxpr) {
   JaxprBuilder b;
   std::unordered_map<Var, Atom, VarHash> env;

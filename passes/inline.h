@@ -19,4 +19,9 @@ std::vector<Atom> inline_jaxpr(JaxprBuilder& b, const Jaxpr& callee, std::span<c
 // Replaces every `jit` eqn (recursively) by its body.
 Jaxpr inline_calls(const Jaxpr& jaxpr);
 
+// Replaces every `remat2` eqn (recursively) by its body, as lowering does. The recomputation in
+// a backward program (differentiated=True, prevent_cse=True) first passes its inputs through one
+// `optimization_barrier`, so no later cse can merge it with the forward computation it repeats.
+Jaxpr expand_remat(const Jaxpr& jaxpr);
+
 }  // namespace cjax
