@@ -3,17 +3,31 @@
 #include "compiler/cjax.h"
 #include "examples/inputs.h"
 #include "examples/registry.h"
+#include "examples/tutorial_programs.h"
 
 namespace cjax::examples {
 namespace {
-
 namespace np = cjax::numpy;
+}  // namespace
+
+Array mlp_block(const Array& x, const Array& W1, const Array& W2) {
+  Array h = nn::gelu(np::matmul(x, W1));
+  return np::matmul(h, W2);
+}
 
 Array mlp_loss(const Array& x, const Array& W1, const Array& W2, const Array& targets) {
-  Array h = nn::gelu(np::matmul(x, W1));
-  Array out = np::matmul(h, W2);
+  Array out = mlp_block(x, W1, W2);
   return np::mean(np::power(out - targets, 2));
 }
+
+// The article's point: the block under one checkpoint, recomputed in the backward pass.
+Array mlp_checkpoint_loss(const Array& x, const Array& W1, const Array& W2, const Array& targets) {
+  Array out = cjax::checkpoint(mlp_block)(x, W1, W2);
+  return np::mean(np::power(out - targets, 2));
+}
+
+namespace {
+
 
 }  // namespace
 

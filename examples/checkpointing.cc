@@ -7,88 +7,13 @@
 #include "compiler/cjax.h"
 #include "examples/inputs.h"
 #include "examples/registry.h"
+#include "examples/tutorial_programs.h"
 #include "passes/policies.h"
 
 namespace cjax::examples {
 namespace {
 
 namespace np = cjax::numpy;
-using Fn = std::function<Array(const Array&)>;
-
-Array g(const Array& W, const Array& x) {
-  Array y = np::dot(W, x);
-  return np::sin(y);
-}
-
-Array f(const Array& W1, const Array& W2, const Array& W3, const Array& x) {
-  Array h = g(W1, x);
-  h = g(W2, h);
-  h = g(W3, h);
-  return h;
-}
-
-// checkpoint(g) at each call site.
-Array f2(const Array& W1, const Array& W2, const Array& W3, const Array& x) {
-  Array h = cjax::checkpoint(g)(W1, x);
-  h = cjax::checkpoint(g)(W2, h);
-  h = cjax::checkpoint(g)(W3, h);
-  return h;
-}
-
-Array f4(const Array& W1, const Array& W2, const Array& W3, const Array& x) {
-  Array h = cjax::checkpoint_name(g(W1, x), "a");
-  h = cjax::checkpoint_name(g(W2, h), "b");
-  h = cjax::checkpoint_name(g(W3, h), "c");
-  return h;
-}
-
-Array layer(const Array& W, const Array& x) { return np::sin(np::dot(W, x)); }
-
-// predict with (named=true) or without checkpoint_name on each layer's output.
-Array predict(const std::vector<Array>& params, const Array& x, bool named) {
-  Array h = x;
-  for (size_t i = 0; i + 1 < params.size(); ++i) {
-    h = layer(params[i], h);
-    if (named) h = cjax::checkpoint_name(h, fmt::format("layer{}_output", i));
-  }
-  return np::dot(params.back(), h);
-}
-
-Array loss(const std::vector<Array>& params, const Array& x, const Array& y) {
-  Array d = predict(params, x, false) - y;
-  return np::sum(np::power(d, 2));
-}
-
-Array loss_named(const std::vector<Array>& params, const Array& x, const Array& y) {
-  Array d = predict(params, x, true) - y;
-  return np::sum(np::power(d, 2));
-}
-
-// The tutorial's recursive_checkpoint: O(log2 D) residuals for a chain of D functions.
-Fn recursive_checkpoint(const std::vector<Fn>& funs) {
-  if (funs.size() == 1) return funs[0];
-  if (funs.size() == 2) {
-    Fn f1 = funs[0], f2 = funs[1];
-    return [f1, f2](const Array& x) { return f1(f2(x)); };
-  }
-  size_t half = funs.size() / 2;
-  Fn f1 = recursive_checkpoint({funs.begin(), funs.begin() + static_cast<std::ptrdiff_t>(half)});
-  Fn f2 = recursive_checkpoint({funs.begin() + static_cast<std::ptrdiff_t>(half), funs.end()});
-  return [f1, f2](const Array& x) { return f1(cjax::checkpoint(f2)(x)); };
-}
-
-Array sin_fn(const Array& x) { return np::sin(x); }
-
-// The computation-block article: the MLP block (gelu(x @ W1) @ W2) under one checkpoint.
-Array mlp_block(const Array& x, const Array& W1, const Array& W2) {
-  Array h = nn::gelu(np::matmul(x, W1));
-  return np::matmul(h, W2);
-}
-
-Array mlp_checkpoint_loss(const Array& x, const Array& W1, const Array& W2, const Array& targets) {
-  Array out = cjax::checkpoint(mlp_block)(x, W1, W2);
-  return np::mean(np::power(out - targets, 2));
-}
 
 // The exercise: sum((relu(x @ w1) @ w2) ** 2) in one checkpoint saving the dots.
 Array dot_pipeline(const Array& w1, const Array& w2, const Array& x) {

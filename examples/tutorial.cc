@@ -4,11 +4,14 @@
 #include "compiler/cjax.h"
 #include "examples/inputs.h"
 #include "examples/registry.h"
+#include "examples/tutorial_programs.h"
 
 namespace cjax::examples {
 namespace {
 
 namespace np = cjax::numpy;
+
+}  // namespace
 
 Array g(const Array& W, const Array& x) {
   Array y = np::dot(W, x);
@@ -22,12 +25,28 @@ Array f(const Array& W1, const Array& W2, const Array& W3, const Array& x) {
   return h;
 }
 
-// loss / predict / layer: the tutorial's policy section.
+Array f2(const Array& W1, const Array& W2, const Array& W3, const Array& x) {
+  Array h = cjax::checkpoint(g)(W1, x);
+  h = cjax::checkpoint(g)(W2, h);
+  h = cjax::checkpoint(g)(W3, h);
+  return h;
+}
+
+Array f4(const Array& W1, const Array& W2, const Array& W3, const Array& x) {
+  Array h = cjax::checkpoint_name(g(W1, x), "a");
+  h = cjax::checkpoint_name(g(W2, h), "b");
+  h = cjax::checkpoint_name(g(W3, h), "c");
+  return h;
+}
+
 Array layer(const Array& W, const Array& x) { return np::sin(np::dot(W, x)); }
 
-Array predict(const std::vector<Array>& params, const Array& x) {
+Array predict(const std::vector<Array>& params, const Array& x, bool named) {
   Array h = x;
-  for (size_t i = 0; i + 1 < params.size(); ++i) h = layer(params[i], h);
+  for (size_t i = 0; i + 1 < params.size(); ++i) {
+    h = layer(params[i], h);
+    if (named) h = cjax::checkpoint_name(h, fmt::format("layer{}_output", i));
+  }
   return np::dot(params.back(), h);
 }
 
@@ -36,19 +55,37 @@ Array loss(const std::vector<Array>& params, const Array& x, const Array& y) {
   return np::sum(np::power(d, 2));
 }
 
-// chain_compose([jnp.sin] * n): sin applied n times.
+Array loss_named(const std::vector<Array>& params, const Array& x, const Array& y) {
+  Array d = predict(params, x, /*named=*/true) - y;
+  return np::sum(np::power(d, 2));
+}
+
 Array chain(const Array& x, int n) {
   Array h = x;
   for (int i = 0; i < n; ++i) h = np::sin(h);
   return h;
 }
 
-// The jax.checkpoint docstring's g(x) = sin(sin(x)).
+Array sin_fn(const Array& x) { return np::sin(x); }
+
 Array sin_sin(const Array& x) {
   Array y = np::sin(x);
   return np::sin(y);
 }
 
+Fn recursive_checkpoint(const std::vector<Fn>& funs) {
+  if (funs.size() == 1) return funs[0];
+  if (funs.size() == 2) {
+    Fn f1 = funs[0], f2 = funs[1];
+    return [f1, f2](const Array& x) { return f1(f2(x)); };
+  }
+  size_t half = funs.size() / 2;
+  Fn f1 = recursive_checkpoint({funs.begin(), funs.begin() + static_cast<std::ptrdiff_t>(half)});
+  Fn f2 = recursive_checkpoint({funs.begin() + static_cast<std::ptrdiff_t>(half), funs.end()});
+  return [f1, f2](const Array& x) { return f1(cjax::checkpoint(f2)(x)); };
+}
+
+namespace {
 
 ShapeDtype f32(Shape s) { return ShapeDtype{DType::f32, std::move(s)}; }
 // A Python float argument: a weak-typed f32 scalar.

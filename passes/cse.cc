@@ -31,14 +31,24 @@ Jaxpr cse(const Jaxpr& jaxpr) {
     auto it = replaced.find(a.var());
     return it == replaced.end() ? a : Atom(it->second);
   };
-  // Candidates by primitive; a linear scan per primitive keeps this simple and exact.
-  std::unordered_map<const Primitive*, std::vector<size_t>> seen;
+  // Candidates bucketed by a hash of (primitive, operands); params are compared on a hit.
+  std::unordered_map<size_t, std::vector<size_t>> seen;
+  auto key_of = [](const Eqn& e) {
+    size_t h = std::hash<const void*>()(e.prim);
+    for (const Atom& a : e.inputs) {
+      size_t x = a.is_var() ? std::hash<const void*>()(a.var().id())
+                            : std::hash<double>()(a.literal().as_double());
+      h ^= x + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    }
+    return h;
+  };
   for (const Eqn& e : jaxpr.eqns) {
     Eqn copy = e;
     for (Atom& in : copy.inputs) in = read(in);
     const Eqn* match = nullptr;
+    size_t key = key_of(copy);
     if (mergeable(copy)) {
-      for (size_t idx : seen[copy.prim]) {
+      for (size_t idx : seen[key]) {
         const Eqn& prev = out.eqns[idx];
         if (prev.inputs.size() != copy.inputs.size() || !(prev.params == copy.params)) continue;
         bool same = true;
@@ -53,7 +63,7 @@ Jaxpr cse(const Jaxpr& jaxpr) {
       for (size_t i = 0; i < copy.outputs.size(); ++i) replaced.emplace(copy.outputs[i], match->outputs[i]);
       continue;
     }
-    if (mergeable(copy)) seen[copy.prim].push_back(out.eqns.size());
+    if (mergeable(copy)) seen[key].push_back(out.eqns.size());
     out.eqns.push_back(std::move(copy));
   }
   for (Atom& o : out.outvars) o = read(o);

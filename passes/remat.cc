@@ -8,6 +8,7 @@
 #include "ir/errors.h"
 #include "ir/primitive.h"
 #include "ir/rules/registry.h"
+#include "passes/call_rules.h"
 #include "passes/dce.h"
 #include "passes/inline.h"
 #include "passes/jvp.h"
@@ -260,26 +261,6 @@ Jaxpr checkpoint_jaxpr(const Jaxpr& jaxpr, const PolicyRef& policy, bool prevent
 
 namespace {
 
-JvpFullResult remat_jvp(JaxprBuilder& b, const Eqn& eqn, std::span<const Atom> primals,
-                        std::span<const Tangent> tangents) {
-  const Jaxpr& body = *eqn.params.get_jaxpr("jaxpr");
-  std::vector<bool> nonzero;
-  std::vector<Atom> inputs(primals.begin(), primals.end());
-  for (const Tangent& t : tangents) {
-    nonzero.push_back(t.has_value());
-    if (t) inputs.push_back(*t);
-  }
-  JvpJaxpr jvp = jvp_jaxpr(body, nonzero, /*instantiate=*/false);
-  std::vector<Var> outs = b.emit(*eqn.prim, std::move(inputs), with_jaxpr(eqn.params, std::move(jvp.jaxpr)));
-  JvpFullResult r;
-  size_t n = body.outvars.size(), next = n;
-  for (size_t i = 0; i < n; ++i) {
-    r.primal_outs.push_back(outs[i]);
-    r.tangent_outs.push_back(jvp.out_nonzero[i] ? Tangent(outs[next++]) : Tangent());
-  }
-  return r;
-}
-
 // The outer partial-eval rule: the known part of the checkpointed function runs in the forward
 // program (inlined), the rest becomes a remat2 eqn marked differentiated.
 PartialEvalRuleResult remat_partial_eval(const Eqn& eqn, const std::vector<bool>& in_unknown) {
@@ -332,34 +313,12 @@ PartialEvalRuleResult remat_partial_eval(const Eqn& eqn, const std::vector<bool>
   return r;
 }
 
-// Transpose: the backward computation wrapped in a remat2 that recomputes the non-linear part.
-std::vector<Cotangent> remat_transpose(const TransposeRuleArgs& a) {
-  const Jaxpr& body = *a.eqn.params.get_jaxpr("jaxpr");
-  std::vector<bool> nonzero_ct;
-  for (const Cotangent& c : a.cts) nonzero_ct.push_back(c.has_value());
-  Jaxpr live = dce(body, nonzero_ct).jaxpr;
-  std::vector<bool> linear;
-  std::vector<Atom> inputs;
-  for (const TransposeArg& arg : a.args) {
-    linear.push_back(arg.linear);
-    if (!arg.linear) inputs.push_back(arg.value);
-  }
-  for (const Cotangent& c : a.cts)
-    if (c) inputs.push_back(*c);
-  Jaxpr t = transpose_jaxpr(live, linear);
-  std::vector<Var> outs = a.b.emit(*a.eqn.prim, std::move(inputs), with_jaxpr(a.eqn.params, std::move(t)));
-  std::vector<Cotangent> cts;
-  size_t next = 0;
-  for (const TransposeArg& arg : a.args) cts.push_back(arg.linear ? Cotangent(outs[next++]) : Cotangent());
-  return cts;
-}
-
 }  // namespace
 
 void register_remat_rules() {
-  register_jvp_full_rule("remat2", remat_jvp);
+  register_jvp_full_rule("remat2", call_jvp);
   register_partial_eval_rule("remat2", remat_partial_eval);
-  register_transpose_rule("remat2", remat_transpose);
+  register_transpose_rule("remat2", call_transpose);
 }
 
 }  // namespace cjax

@@ -6,29 +6,18 @@
 #include <functional>
 
 #include "compiler/cjax.h"
+#include "examples/tutorial_programs.h"
 #include "passes/saved_residuals.h"
 #include "passes/vjp.h"
 #include "runtime/interpreter.h"
 
 using namespace cjax;
 namespace np = cjax::numpy;
-using Fn = std::function<Array(const Array&)>;
+using cjax::examples::Fn;
+using cjax::examples::recursive_checkpoint;
+using cjax::examples::sin_fn;
 
 namespace {
-
-Fn recursive_checkpoint(const std::vector<Fn>& funs) {
-  if (funs.size() == 1) return funs[0];
-  if (funs.size() == 2) {
-    Fn f1 = funs[0], f2 = funs[1];
-    return [f1, f2](const Array& x) { return f1(f2(x)); };
-  }
-  size_t half = funs.size() / 2;
-  Fn f1 = recursive_checkpoint({funs.begin(), funs.begin() + static_cast<std::ptrdiff_t>(half)});
-  Fn f2 = recursive_checkpoint({funs.begin() + static_cast<std::ptrdiff_t>(half), funs.end()});
-  return [f1, f2](const Array& x) { return f1(cjax::checkpoint(f2)(x)); };
-}
-
-Array sin_fn(const Array& x) { return np::sin(x); }
 
 Fn chain(size_t d) {
   return [d](const Array& x) {

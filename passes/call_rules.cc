@@ -1,0 +1,47 @@
+#include "passes/call_rules.h"
+
+#include "passes/dce.h"
+#include "passes/util.h"
+
+namespace cjax {
+
+JvpFullResult call_jvp(JaxprBuilder& b, const Eqn& eqn, std::span<const Atom> primals,
+                       std::span<const Tangent> tangents) {
+  const Jaxpr& body = *eqn.params.get_jaxpr("jaxpr");
+  std::vector<bool> nonzero;
+  std::vector<Atom> inputs(primals.begin(), primals.end());
+  for (const Tangent& t : tangents) {
+    nonzero.push_back(t.has_value());
+    if (t) inputs.push_back(*t);
+  }
+  JvpJaxpr jvp = jvp_jaxpr(body, nonzero, /*instantiate=*/false);
+  std::vector<Var> outs = b.emit(*eqn.prim, std::move(inputs), with_jaxpr(eqn.params, std::move(jvp.jaxpr)));
+  JvpFullResult r;
+  size_t n = body.outvars.size(), next = n;
+  for (size_t i = 0; i < n; ++i) {
+    r.primal_outs.push_back(outs[i]);
+    r.tangent_outs.push_back(jvp.out_nonzero[i] ? Tangent(outs[next++]) : Tangent());
+  }
+  return r;
+}
+
+std::vector<Cotangent> call_transpose(const TransposeRuleArgs& a) {
+  const Jaxpr& body = *a.eqn.params.get_jaxpr("jaxpr");
+  std::vector<bool> nonzero_ct, linear;
+  for (const Cotangent& c : a.cts) nonzero_ct.push_back(c.has_value());
+  std::vector<Atom> inputs;
+  for (const TransposeArg& arg : a.args) {
+    linear.push_back(arg.linear);
+    if (!arg.linear) inputs.push_back(arg.value);
+  }
+  for (const Cotangent& c : a.cts)
+    if (c) inputs.push_back(*c);
+  Jaxpr t = transpose_jaxpr(dce(body, nonzero_ct).jaxpr, linear);
+  std::vector<Var> outs = a.b.emit(*a.eqn.prim, std::move(inputs), with_jaxpr(a.eqn.params, std::move(t)));
+  std::vector<Cotangent> cts;
+  size_t next = 0;
+  for (const TransposeArg& arg : a.args) cts.push_back(arg.linear ? Cotangent(outs[next++]) : Cotangent());
+  return cts;
+}
+
+}  // namespace cjax
