@@ -36,11 +36,23 @@ std::vector<Cotangent> call_transpose(const TransposeRuleArgs& a) {
   }
   for (const Cotangent& c : a.cts)
     if (c) inputs.push_back(*c);
-  Jaxpr t = transpose_jaxpr(dce(body, nonzero_ct).jaxpr, linear);
+  // As JAX's transpose_jaxpr: cotangents that are zero are not returned by the new call.
+  std::vector<bool> zero;
+  Jaxpr t = transpose_jaxpr(dce(body, nonzero_ct).jaxpr, linear, &zero);
+  std::vector<bool> keep;
+  for (bool z : zero) keep.push_back(!z);
+  t.outvars = select(t.outvars, keep);
+  t = dce(t);
   std::vector<Var> outs = a.b.emit(*a.eqn.prim, std::move(inputs), with_jaxpr(a.eqn.params, std::move(t)));
   std::vector<Cotangent> cts;
-  size_t next = 0;
-  for (const TransposeArg& arg : a.args) cts.push_back(arg.linear ? Cotangent(outs[next++]) : Cotangent());
+  size_t next_linear = 0, next_out = 0;
+  for (const TransposeArg& arg : a.args) {
+    if (!arg.linear) {
+      cts.emplace_back();
+      continue;
+    }
+    cts.push_back(keep[next_linear++] ? Cotangent(outs[next_out++]) : Cotangent());
+  }
   return cts;
 }
 

@@ -1,8 +1,33 @@
 #include "passes/dce.h"
 
+#include <algorithm>
 #include <unordered_set>
 
+#include "ir/primitive.h"
+#include "passes/util.h"
+
 namespace cjax {
+
+namespace {
+
+// A call-like eqn (jit, remat2) with unused outputs: its body is DCE'd and the outputs and inputs
+// it no longer needs are dropped (JAX's dce rules for pjit and remat). Other eqns stay whole.
+Eqn prune_call(const Eqn& e, const std::vector<bool>& used) {
+  const std::string& n = e.prim->name;
+  bool all_used = std::all_of(used.begin(), used.end(), [](bool u) { return u; });
+  if (all_used || (n != "jit" && n != "remat2")) return e;
+  const Jaxpr& body = *e.params.get_jaxpr("jaxpr");
+  if (!body.constvars.empty()) return e;
+  DceResult inner = dce(body, used);
+  Eqn out = e;
+  out.inputs = select(e.inputs, inner.used_inputs);
+  out.outputs = select(e.outputs, used);
+  inner.jaxpr.invars = select(inner.jaxpr.invars, inner.used_inputs);
+  out.params = with_jaxpr(e.params, std::move(inner.jaxpr));
+  return out;
+}
+
+}  // namespace
 
 DceResult dce(const Jaxpr& jaxpr, const std::vector<bool>& used_outputs) {
   std::unordered_set<Var, VarHash> live;
@@ -16,16 +41,20 @@ DceResult dce(const Jaxpr& jaxpr, const std::vector<bool>& used_outputs) {
     r.jaxpr.outvars.push_back(jaxpr.outvars[i]);
     if (jaxpr.outvars[i].is_var()) live.insert(jaxpr.outvars[i].var());
   }
-  std::vector<const Eqn*> kept;
+  std::vector<Eqn> kept;
   for (auto it = jaxpr.eqns.rbegin(); it != jaxpr.eqns.rend(); ++it) {
+    std::vector<bool> used;
     bool needed = false;
-    for (const Var& o : it->outputs) needed |= live.count(o) > 0;
+    for (const Var& o : it->outputs) {
+      used.push_back(live.count(o) > 0);
+      needed |= used.back();
+    }
     if (!needed) continue;
-    kept.push_back(&*it);
-    for (const Atom& in : it->inputs)
+    kept.push_back(prune_call(*it, used));
+    for (const Atom& in : kept.back().inputs)
       if (in.is_var()) live.insert(in.var());
   }
-  for (auto it = kept.rbegin(); it != kept.rend(); ++it) r.jaxpr.eqns.push_back(**it);
+  for (auto it = kept.rbegin(); it != kept.rend(); ++it) r.jaxpr.eqns.push_back(std::move(*it));
   for (const Var& v : jaxpr.invars) r.used_inputs.push_back(live.count(v) > 0);
   return r;
 }

@@ -37,7 +37,8 @@ void register_transpose_rule(std::string_view prim, TransposeRule rule) {
 namespace {
 
 // Transposes a jaxpr whose eqns all read a linear value (or only feed ones that do).
-Jaxpr transpose_linear(const Jaxpr& jaxpr, const std::vector<bool>& linear) {
+Jaxpr transpose_linear(const Jaxpr& jaxpr, const std::vector<bool>& linear,
+                       std::vector<bool>* ct_is_zero) {
   const auto& rules = builtin_rules();
 
   // Which vars depend on a linear input.
@@ -107,6 +108,7 @@ Jaxpr transpose_linear(const Jaxpr& jaxpr, const std::vector<bool>& linear) {
       continue;
     }
     auto found = ct_env.find(v);
+    if (ct_is_zero) ct_is_zero->push_back(found == ct_env.end());
     outvars.push_back(found != ct_env.end() ? found->second
                                             : ad::zeros_like_aval(b, ShapedArray(v.aval().dtype, v.aval().shape)));
   }
@@ -120,7 +122,9 @@ Jaxpr transpose_linear(const Jaxpr& jaxpr, const std::vector<bool>& linear) {
 // (linear inputs unknown), which also splits higher-order eqns such as a nested remat2 into the
 // primal computation they owe the forward direction and a purely linear remainder; the known
 // eqns run first, then the linear remainder is transposed.
-Jaxpr transpose_jaxpr(const Jaxpr& jaxpr, const std::vector<bool>& linear) {
+Jaxpr transpose_jaxpr(const Jaxpr& jaxpr, const std::vector<bool>& linear,
+                      std::vector<bool>* ct_is_zero) {
+  if (ct_is_zero) ct_is_zero->clear();
   if (linear.size() != jaxpr.invars.size())
     throw Error(fmt::format("transpose: {} linear flags for {} inputs", linear.size(),
                             jaxpr.invars.size()));
@@ -128,7 +132,7 @@ Jaxpr transpose_jaxpr(const Jaxpr& jaxpr, const std::vector<bool>& linear) {
       partial_eval(jaxpr, linear, std::vector<bool>(jaxpr.outvars.size(), false));
   std::vector<bool> staged_linear(pe.residuals.size(), false);
   staged_linear.resize(pe.staged.invars.size(), true);
-  Jaxpr lin_t = transpose_linear(pe.staged, staged_linear);
+  Jaxpr lin_t = transpose_linear(pe.staged, staged_linear, ct_is_zero);
 
   Jaxpr out;
   out.constvars = jaxpr.constvars;

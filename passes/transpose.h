@@ -39,6 +39,9 @@ void register_transpose_rule(std::string_view prim, TransposeRule rule);
 // Transposes `jaxpr` with respect to the invars marked in `linear`. The result takes
 // (non-linear invars..., one cotangent per outvar...) and returns the cotangents of the linear
 // invars (zeros where none flows). Constvars stay constvars.
-Jaxpr transpose_jaxpr(const Jaxpr& jaxpr, const std::vector<bool>& linear);
+// With `ct_is_zero`, also reports for each linear invar whether no cotangent reached it (its
+// output is then an instantiated zero).
+Jaxpr transpose_jaxpr(const Jaxpr& jaxpr, const std::vector<bool>& linear,
+                      std::vector<bool>* ct_is_zero = nullptr);
 
 }  // namespace cjax

@@ -3,8 +3,10 @@
 #include <catch2/catch.hpp>
 
 #include "ir/parse/parser.h"
+#include "ir/primitive.h"
 #include "ir/print/printer.h"
 #include "ir/rules/verify.h"
+#include "passes/dce.h"
 #include "passes/saved_residuals.h"
 #include "passes/vjp.h"
 
@@ -59,4 +61,29 @@ TEST_CASE("checkpointing each layer saves the arguments and the layer outputs") 
   std::string bwd = to_string(r.bwd);
   CHECK(bwd.find("remat2[\n      differentiated=True") != std::string::npos);
   (void)residual_lines;
+}
+
+TEST_CASE("unused outputs and zero cotangents are pruned from call bodies") {
+  // A checkpoint with two outputs of which only the first is used: dce drops the second from the
+  // remat2 body, and the transposed body returns no zero cotangents.
+  JaxprRef f = parse_jaxpr(
+      "{ lambda ; a:f32[3] b:f32[3]. let c:f32[3] d:f32[3] = remat2[differentiated=False "
+      "jaxpr={ lambda ; e:f32[3] g:f32[3]. let h:f32[3] = sin e; i:f32[3] = cos g in (h, i) } "
+      "policy=None prevent_cse=True] a b in (c,) }");
+  Jaxpr pruned = dce(*f);
+  REQUIRE(pruned.eqns.size() == 1);
+  const Eqn& call = pruned.eqns[0];
+  CHECK(call.outputs.size() == 1);
+  CHECK(call.inputs.size() == 1);  // b only fed the dropped cos
+  CHECK(to_string(*call.params.get_jaxpr("jaxpr")) == "{ lambda ; a:f32[3]. let b:f32[3] = sin a in (b,) }");
+
+  VjpResult r = vjp_jaxpr(*f);
+  verify(r.bwd);
+  // b's cotangent is zero: the backward remat2 computes only a's (b's zeros are made outside).
+  const Eqn* bwd_call = nullptr;
+  for (const Eqn& e : r.bwd.eqns)
+    if (e.prim->name == "remat2") bwd_call = &e;
+  REQUIRE(bwd_call);
+  CHECK(bwd_call->outputs.size() == 1);
+  CHECK(bwd_call->outputs[0].aval().str_short() == "f32[3]");
 }
