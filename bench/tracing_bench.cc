@@ -25,7 +25,8 @@ Array mlp_loss(const std::vector<Array>& Ws, const Array& x) {
 }
 
 cjax::Jaxpr trace_mlp(int layers) {
-  std::vector<Array> Ws(static_cast<size_t>(layers), Array(cjax::ShapeDtype{cjax::DType::f32, {64, 64}}));
+  std::vector<Array> Ws(static_cast<size_t>(layers),
+                        Array(cjax::ShapeDtype{cjax::DType::f32, {64, 64}}));
   return cjax::make_jaxpr(mlp_loss, {"Ws", "x"})(Ws, cjax::ShapeDtype{cjax::DType::f32, {8, 64}});
 }
 

@@ -10,9 +10,13 @@ namespace {
 
 namespace np = cjax::numpy;
 
-cjax::Array sin_sin(const cjax::Array& x) { return np::sin(np::sin(x)); }
+cjax::Array sin_sin(const cjax::Array& x) {
+  return np::sin(np::sin(x));
+}
 
-cjax::Array g(const cjax::Array& W, const cjax::Array& x) { return np::sin(np::dot(W, x)); }
+cjax::Array g(const cjax::Array& W, const cjax::Array& x) {
+  return np::sin(np::dot(W, x));
+}
 
 cjax::Array f(const cjax::Array& W1, const cjax::Array& W2, const cjax::Array& W3,
               const cjax::Array& x) {
@@ -31,7 +35,8 @@ ApiTour run_api_tour() {
   cjax::Jaxpr grad_jaxpr = cjax::make_jaxpr(cjax::grad(sin_sin))(cjax::Array(2.0));
 
   // What grad saves, for f checkpointed with a policy (the tutorial's f3).
-  cjax::Array W1 = np::ones({5, 4}), W2 = np::ones({6, 5}), W3 = np::ones({7, 6}), x = np::ones({4});
+  cjax::Array W1 = np::ones({5, 4}), W2 = np::ones({6, 5}), W3 = np::ones({7, 6}),
+              x = np::ones({4});
   auto f3 = cjax::checkpoint(f, cjax::policies::dots_with_no_batch_dims_saveable());
   auto saved = cjax::saved_residuals(f3, {"W1", "W2", "W3", "x"})(W1, W2, W3, x);
 

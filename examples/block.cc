@@ -26,21 +26,19 @@ Array mlp_checkpoint_loss(const Array& x, const Array& W1, const Array& W2, cons
   return np::mean(np::power(out - targets, 2));
 }
 
-namespace {
-
-
-}  // namespace
+namespace {}  // namespace
 
 void register_block_examples(std::vector<Example>& out) {
-  out.push_back({"block/mlp",
-                 "mean((gelu(x @ W1) @ W2 - targets)**2), x f32[64,512], W1 f32[512,8192], "
-                 "W2 f32[8192,512]",
-                 [] {
-                   ShapeDtype x{DType::f32, {64, 512}}, w1{DType::f32, {512, 8192}},
-                       w2{DType::f32, {8192, 512}}, t{DType::f32, {64, 512}};
-                   return cjax::make_jaxpr(mlp_loss, {"x", "W1", "W2", "targets"}, "loss")(x, w1, w2, t);
-                 },
-                 mlp_block_inputs});
+  out.push_back(
+      {"block/mlp",
+       "mean((gelu(x @ W1) @ W2 - targets)**2), x f32[64,512], W1 f32[512,8192], "
+       "W2 f32[8192,512]",
+       [] {
+         ShapeDtype x{DType::f32, {64, 512}}, w1{DType::f32, {512, 8192}},
+             w2{DType::f32, {8192, 512}}, t{DType::f32, {64, 512}};
+         return cjax::make_jaxpr(mlp_loss, {"x", "W1", "W2", "targets"}, "loss")(x, w1, w2, t);
+       },
+       mlp_block_inputs});
 }
 
 }  // namespace cjax::examples

@@ -6,7 +6,8 @@ namespace cjax::examples {
 
 std::vector<runtime::Buffer> ones(const std::vector<Shape>& shapes) {
   std::vector<runtime::Buffer> out;
-  for (const Shape& s : shapes) out.push_back(runtime::Buffer::full(ShapedArray(DType::f32, s), 1.0));
+  for (const Shape& s : shapes)
+    out.push_back(runtime::Buffer::full(ShapedArray(DType::f32, s), 1.0));
   return out;
 }
 

@@ -39,7 +39,9 @@ Array f4(const Array& W1, const Array& W2, const Array& W3, const Array& x) {
   return h;
 }
 
-Array layer(const Array& W, const Array& x) { return np::sin(np::dot(W, x)); }
+Array layer(const Array& W, const Array& x) {
+  return np::sin(np::dot(W, x));
+}
 
 Array predict(const std::vector<Array>& params, const Array& x, bool named) {
   Array h = x;
@@ -66,7 +68,9 @@ Array chain(const Array& x, int n) {
   return h;
 }
 
-Array sin_fn(const Array& x) { return np::sin(x); }
+Array sin_fn(const Array& x) {
+  return np::sin(x);
+}
 
 Array sin_sin(const Array& x) {
   Array y = np::sin(x);
@@ -87,9 +91,13 @@ Fn recursive_checkpoint(const std::vector<Fn>& funs) {
 
 namespace {
 
-ShapeDtype f32(Shape s) { return ShapeDtype{DType::f32, std::move(s)}; }
+ShapeDtype f32(Shape s) {
+  return ShapeDtype{DType::f32, std::move(s)};
+}
 // A Python float argument: a weak-typed f32 scalar.
-ShapeDtype python_float() { return ShapeDtype{DType::f32, {}, /*weak_type=*/true}; }
+ShapeDtype python_float() {
+  return ShapeDtype{DType::f32, {}, /*weak_type=*/true};
+}
 
 std::vector<runtime::Buffer> scalar(double v) {
   return {runtime::Buffer::full(ShapedArray(DType::f32, {}, true), v)};
@@ -101,28 +109,35 @@ Jaxpr trace_loss() {
 }
 
 Example chain_example(int n) {
-  return {fmt::format("tutorial/chain{}", n),
-          fmt::format("chain_compose([sin] * {}) at 3.0: residuals grow linearly with the chain", n),
-          [n] {
-            auto f = [n](const Array& x) { return chain(x, n); };
-            return cjax::make_jaxpr(f, {"x"}, "f")(python_float());
-          },
-          [] { return scalar(3.0); }};
+  return {
+      fmt::format("tutorial/chain{}", n),
+      fmt::format("chain_compose([sin] * {}) at 3.0: residuals grow linearly with the chain", n),
+      [n] {
+        auto f = [n](const Array& x) { return chain(x, n); };
+        return cjax::make_jaxpr(f, {"x"}, "f")(python_float());
+      },
+      [] { return scalar(3.0); }};
 }
 
 }  // namespace
 
 void register_tutorial_examples(std::vector<Example>& out) {
-  out.push_back({"tutorial/f", "g(W, x) = sin(dot(W, x)) applied with W1 f32[5,4], W2 f32[6,5], W3 f32[7,6] to x f32[4]",
-                 [] {
-                   return cjax::make_jaxpr(f, {"W1", "W2", "W3", "x"}, "f")(f32({5, 4}), f32({6, 5}),
-                                                                          f32({7, 6}), f32({4}));
-                 },
-                 [] { return ones({{5, 4}, {6, 5}, {7, 6}, {4}}); }});
+  out.push_back(
+      {"tutorial/f",
+       "g(W, x) = sin(dot(W, x)) applied with W1 f32[5,4], W2 f32[6,5], W3 f32[7,6] to x f32[4]",
+       [] {
+         return cjax::make_jaxpr(f, {"W1", "W2", "W3", "x"}, "f")(f32({5, 4}), f32({6, 5}),
+                                                                  f32({7, 6}), f32({4}));
+       },
+       [] {
+         return ones({{5, 4}, {6, 5}, {7, 6}, {4}});
+       }});
   out.push_back({"tutorial/loss",
                  "sum((predict(params, x) - y)**2), predict = 2 sin-dot layers then a dot; "
                  "params = [W1, W2, W3] f32[4,4], x, y f32[4]",
-                 trace_loss, [] { return ones({{4, 4}, {4, 4}, {4, 4}, {4}, {4}}); }});
+                 trace_loss, [] {
+                   return ones({{4, 4}, {4, 4}, {4, 4}, {4}, {4}});
+                 }});
   out.push_back(chain_example(8));
   out.push_back(chain_example(16));
   out.push_back({"tutorial/sin_sin", "the jax.checkpoint docstring's g(x) = sin(sin(x)) at 2.0",

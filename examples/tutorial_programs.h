@@ -14,8 +14,10 @@ using Fn = std::function<Array(const Array&)>;
 
 Array g(const Array& W, const Array& x);  // sin(dot(W, x))
 Array f(const Array& W1, const Array& W2, const Array& W3, const Array& x);
-Array f2(const Array& W1, const Array& W2, const Array& W3, const Array& x);  // checkpoint(g) each call
-Array f4(const Array& W1, const Array& W2, const Array& W3, const Array& x);  // outputs named a, b, c
+Array f2(const Array& W1, const Array& W2, const Array& W3,
+         const Array& x);  // checkpoint(g) each call
+Array f4(const Array& W1, const Array& W2, const Array& W3,
+         const Array& x);  // outputs named a, b, c
 
 Array layer(const Array& W, const Array& x);
 // predict: layers then a last dot; with `named`, each layer's output is checkpoint_name'd
@@ -26,7 +28,7 @@ Array loss_named(const std::vector<Array>& params, const Array& x, const Array& 
 
 Array chain(const Array& x, int n);  // chain_compose([sin] * n)
 Array sin_fn(const Array& x);
-Array sin_sin(const Array& x);       // the jax.checkpoint docstring's g
+Array sin_sin(const Array& x);  // the jax.checkpoint docstring's g
 Fn recursive_checkpoint(const std::vector<Fn>& funs);
 
 Array mlp_block(const Array& x, const Array& W1, const Array& W2);  // gelu(x @ W1) @ W2

@@ -29,13 +29,21 @@ constexpr std::array<DTypeInfo, 14> kInfos = {{
     {DType::opaque, "opaque", "opaque", 0},
 }};
 
-const DTypeInfo& info(DType t) { return kInfos[static_cast<size_t>(t)]; }
+const DTypeInfo& info(DType t) {
+  return kInfos[static_cast<size_t>(t)];
+}
 
 }  // namespace
 
-std::string_view short_name(DType t) { return info(t).short_name; }
-std::string_view long_name(DType t) { return info(t).long_name; }
-size_t itemsize(DType t) { return info(t).itemsize; }
+std::string_view short_name(DType t) {
+  return info(t).short_name;
+}
+std::string_view long_name(DType t) {
+  return info(t).long_name;
+}
+size_t itemsize(DType t) {
+  return info(t).itemsize;
+}
 
 std::optional<DType> dtype_from_short_name(std::string_view s) {
   for (const auto& i : kInfos)
@@ -58,6 +66,8 @@ bool is_signed_integer(DType t) {
 bool is_unsigned_integer(DType t) {
   return t == DType::u8 || t == DType::u16 || t == DType::u32 || t == DType::u64;
 }
-bool is_integer(DType t) { return is_signed_integer(t) || is_unsigned_integer(t); }
+bool is_integer(DType t) {
+  return is_signed_integer(t) || is_unsigned_integer(t);
+}
 
 }  // namespace cjax

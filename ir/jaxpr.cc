@@ -2,16 +2,18 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <algorithm>
 #include <cstdlib>
 
 #include "ir/errors.h"
 
 namespace cjax {
 
-Var::Var(ShapedArray aval) : node_(std::make_shared<Node>()) { node_->aval = std::move(aval); }
+Var::Var(ShapedArray aval) : node_(std::make_shared<Node>()) {
+  node_->aval = std::move(aval);
+}
 
 Var Var::drop(ShapedArray aval) {
   Var v(std::move(aval));
@@ -114,15 +116,17 @@ std::string python_float_repr(double v) {
       out = fmt::format("{}.{}", digits.substr(0, point), digits.substr(point));
     }
   } else {
-    std::string mantissa = digits.size() > 1 ? fmt::format("{}.{}", digits[0], digits.substr(1))
-                                             : digits.substr(0, 1);
+    std::string mantissa =
+        digits.size() > 1 ? fmt::format("{}.{}", digits[0], digits.substr(1)) : digits.substr(0, 1);
     out = fmt::format("{}e{}{:02d}", mantissa, exponent < 0 ? '-' : '+', std::abs(exponent));
   }
   if (negative) out.insert(out.begin(), '-');
   return out;
 }
 
-std::vector<ShapedArray> Jaxpr::in_avals() const { return avals_of(std::span<const Var>(invars)); }
+std::vector<ShapedArray> Jaxpr::in_avals() const {
+  return avals_of(std::span<const Var>(invars));
+}
 
 std::vector<ShapedArray> Jaxpr::out_avals() const {
   return avals_of(std::span<const Atom>(outvars));

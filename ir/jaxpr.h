@@ -71,7 +71,7 @@ std::string python_float_repr(double v);
 // An equation operand: a variable or a literal.
 class Atom {
  public:
-  Atom(Var v) : v_(std::move(v)) {}  // NOLINT: implicit on purpose
+  Atom(Var v) : v_(std::move(v)) {}      // NOLINT: implicit on purpose
   Atom(Literal l) : v_(std::move(l)) {}  // NOLINT
   bool is_var() const { return std::holds_alternative<Var>(v_); }
   bool is_literal() const { return !is_var(); }

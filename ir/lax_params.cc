@@ -34,7 +34,9 @@ Params squeeze(const std::vector<int64_t>& dimensions) {
   return {{"dimensions", ParamValue::ints(dimensions)}};
 }
 
-Params concatenate(int64_t dimension) { return {{"dimension", dimension}}; }
+Params concatenate(int64_t dimension) {
+  return {{"dimension", dimension}};
+}
 
 Params slice(const Shape& start, const Shape& limit, const std::vector<int64_t>& strides) {
   return {{"start_indices", ParamValue::ints(start)},
@@ -53,7 +55,9 @@ Params iota(DType dtype, const Shape& shape, int64_t dimension) {
           {"sharding", NoneParam{}}};
 }
 
-Params integer_pow(int64_t y) { return {{"y", y}}; }
+Params integer_pow(int64_t y) {
+  return {{"y", y}};
+}
 
 Params dot_general(const DotDimensionNumbers& dn, const ParamValue& preferred_element_type,
                    const ParamValue& precision) {
@@ -63,7 +67,9 @@ Params dot_general(const DotDimensionNumbers& dn, const ParamValue& preferred_el
           {"out_sharding", NoneParam{}}};
 }
 
-Params name(const std::string& n) { return {{"name", n}}; }
+Params name(const std::string& n) {
+  return {{"name", n}};
+}
 
 Params pad(const std::vector<std::vector<int64_t>>& padding_config) {
   ParamTuple rows;
@@ -71,6 +77,8 @@ Params pad(const std::vector<std::vector<int64_t>>& padding_config) {
   return {{"padding_config", std::move(rows)}};
 }
 
-Params cumulative(int64_t axis, bool reverse) { return {{"axis", axis}, {"reverse", reverse}}; }
+Params cumulative(int64_t axis, bool reverse) {
+  return {{"axis", axis}, {"reverse", reverse}};
+}
 
 }  // namespace cjax::lax_params

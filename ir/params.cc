@@ -160,15 +160,16 @@ const JaxprRef& Params::get_jaxpr(std::string_view key) const {
 }
 
 ParamValue DotDimensionNumbers::to_param() const {
-  return ParamTuple{{ParamTuple{{ParamValue::int_list(lhs_contract),
-                                 ParamValue::int_list(rhs_contract)}},
-                     ParamTuple{{ParamValue::int_list(lhs_batch), ParamValue::int_list(rhs_batch)}}}};
+  return ParamTuple{
+      {ParamTuple{{ParamValue::int_list(lhs_contract), ParamValue::int_list(rhs_contract)}},
+       ParamTuple{{ParamValue::int_list(lhs_batch), ParamValue::int_list(rhs_batch)}}}};
 }
 
 DotDimensionNumbers DotDimensionNumbers::from_param(const ParamValue& v) {
   auto pair = [](const ParamValue& p) -> const std::vector<ParamValue>& {
     if (!p.is<ParamTuple>() || p.as<ParamTuple>().items.size() != 2)
-      throw Error("dimension_numbers must be ((lhs_contract, rhs_contract), (lhs_batch, rhs_batch))");
+      throw Error(
+          "dimension_numbers must be ((lhs_contract, rhs_contract), (lhs_batch, rhs_batch))");
     return p.as<ParamTuple>().items;
   };
   const auto& outer = pair(v);

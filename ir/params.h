@@ -112,7 +112,7 @@ class Params {
 // dot_general's dimension_numbers: ((lhs_contract, rhs_contract), (lhs_batch, rhs_batch)).
 struct DotDimensionNumbers {
   std::vector<int64_t> lhs_contract, rhs_contract, lhs_batch, rhs_batch;
-  ParamValue to_param() const;  // (([1], [0]), ([], []))
+  ParamValue to_param() const;                                 // (([1], [0]), ([], []))
   static DotDimensionNumbers from_param(const ParamValue& v);  // throws cjax::Error
 };
 

@@ -10,7 +10,9 @@ int64_t ShapedArray::size() const {
   return n;
 }
 
-size_t ShapedArray::nbytes() const { return static_cast<size_t>(size()) * itemsize(dtype); }
+size_t ShapedArray::nbytes() const {
+  return static_cast<size_t>(size()) * itemsize(dtype);
+}
 
 std::string ShapedArray::str_short() const {
   const AvalAnnotations* a = annotations.get();

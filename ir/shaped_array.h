@@ -32,11 +32,12 @@ struct ShapedArray {
   std::shared_ptr<const AvalAnnotations> annotations;
 
   ShapedArray() = default;
-  ShapedArray(DType d, Shape s, bool weak = false) : dtype(d), shape(std::move(s)), weak_type(weak) {}
+  ShapedArray(DType d, Shape s, bool weak = false)
+      : dtype(d), shape(std::move(s)), weak_type(weak) {}
 
   int64_t rank() const { return static_cast<int64_t>(shape.size()); }
-  int64_t size() const;    // number of elements
-  size_t nbytes() const;   // size() * itemsize(dtype)
+  int64_t size() const;           // number of elements
+  size_t nbytes() const;          // size() * itemsize(dtype)
   std::string str_short() const;  // f32[5,4]
   // Same dtype and shape (weak type and annotations ignored): what shape rules compare.
   bool same_type(const ShapedArray& o) const { return dtype == o.dtype && shape == o.shape; }

@@ -15,7 +15,8 @@ JvpFullResult call_jvp(JaxprBuilder& b, const Eqn& eqn, std::span<const Atom> pr
     if (t) inputs.push_back(*t);
   }
   JvpJaxpr jvp = jvp_jaxpr(body, nonzero, /*instantiate=*/false);
-  std::vector<Var> outs = b.emit(*eqn.prim, std::move(inputs), with_jaxpr(eqn.params, std::move(jvp.jaxpr)));
+  std::vector<Var> outs =
+      b.emit(*eqn.prim, std::move(inputs), with_jaxpr(eqn.params, std::move(jvp.jaxpr)));
   JvpFullResult r;
   size_t n = body.outvars.size(), next = n;
   for (size_t i = 0; i < n; ++i) {
@@ -43,7 +44,8 @@ std::vector<Cotangent> call_transpose(const TransposeRuleArgs& a) {
   for (bool z : zero) keep.push_back(!z);
   t.outvars = select(t.outvars, keep);
   t = dce(t);
-  std::vector<Var> outs = a.b.emit(*a.eqn.prim, std::move(inputs), with_jaxpr(a.eqn.params, std::move(t)));
+  std::vector<Var> outs =
+      a.b.emit(*a.eqn.prim, std::move(inputs), with_jaxpr(a.eqn.params, std::move(t)));
   std::vector<Cotangent> cts;
   size_t next_linear = 0, next_out = 0;
   for (const TransposeArg& arg : a.args) {

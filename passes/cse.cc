@@ -52,7 +52,8 @@ Jaxpr cse(const Jaxpr& jaxpr) {
         const Eqn& prev = out.eqns[idx];
         if (prev.inputs.size() != copy.inputs.size() || !(prev.params == copy.params)) continue;
         bool same = true;
-        for (size_t i = 0; same && i < copy.inputs.size(); ++i) same = same_atom(prev.inputs[i], copy.inputs[i]);
+        for (size_t i = 0; same && i < copy.inputs.size(); ++i)
+          same = same_atom(prev.inputs[i], copy.inputs[i]);
         if (same) {
           match = &prev;
           break;
@@ -60,7 +61,8 @@ Jaxpr cse(const Jaxpr& jaxpr) {
       }
     }
     if (match) {
-      for (size_t i = 0; i < copy.outputs.size(); ++i) replaced.emplace(copy.outputs[i], match->outputs[i]);
+      for (size_t i = 0; i < copy.outputs.size(); ++i)
+        replaced.emplace(copy.outputs[i], match->outputs[i]);
       continue;
     }
     if (mergeable(copy)) seen[key].push_back(out.eqns.size());

@@ -8,7 +8,7 @@
 namespace cjax {
 
 struct DceResult {
-  Jaxpr jaxpr;                  // keeps only the outputs marked used
+  Jaxpr jaxpr;                    // keeps only the outputs marked used
   std::vector<bool> used_inputs;  // which invars the kept eqns read
 };
 

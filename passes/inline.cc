@@ -12,8 +12,9 @@ namespace cjax {
 std::vector<Atom> inline_jaxpr(JaxprBuilder& b, const Jaxpr& callee, std::span<const Atom> consts,
                                std::span<const Atom> args) {
   if (args.size() != callee.invars.size() || consts.size() != callee.constvars.size())
-    throw Error(fmt::format("inline: {} args and {} consts for a jaxpr of {} invars and {} constvars",
-                            args.size(), consts.size(), callee.invars.size(), callee.constvars.size()));
+    throw Error(
+        fmt::format("inline: {} args and {} consts for a jaxpr of {} invars and {} constvars",
+                    args.size(), consts.size(), callee.invars.size(), callee.constvars.size()));
   std::unordered_map<Var, Atom, VarHash> env;
   for (size_t i = 0; i < consts.size(); ++i) env.emplace(callee.constvars[i], consts[i]);
   for (size_t i = 0; i < args.size(); ++i) env.emplace(callee.invars[i], args[i]);
@@ -60,7 +61,8 @@ void inline_into(JaxprBuilder& b, const Jaxpr& j, std::unordered_map<Var, Atom, 
     // The body's own consts, if any, stay attached as literals are not possible for arrays:
     // callers give jit bodies without consts (JAX's closed jit jaxprs have none after tracing).
     if (!body.constvars.empty())
-      throw UnsupportedError("inline: a jit body with constvars (from " + e.source.summarize() + ")");
+      throw UnsupportedError("inline: a jit body with constvars (from " + e.source.summarize() +
+                             ")");
     JaxprBuilder nested;
     inline_into(nested, body, inner);
     std::vector<Atom> body_outs;

@@ -19,14 +19,16 @@ namespace {
 
 PartialEvalRuleResult jit_partial_eval(const Eqn& eqn, const std::vector<bool>& in_unknown) {
   const Jaxpr& body = *eqn.params.get_jaxpr("jaxpr");
-  PartialEvalResult pe = partial_eval(body, in_unknown, std::vector<bool>(body.outvars.size(), false));
+  PartialEvalResult pe =
+      partial_eval(body, in_unknown, std::vector<bool>(body.outvars.size(), false));
 
   // Residuals that are inputs of the body are forwarded from the eqn's own inputs.
   std::unordered_map<Var, Atom, VarHash> input_of;
   for (size_t i = 0; i < body.invars.size(); ++i) input_of.emplace(body.invars[i], eqn.inputs[i]);
   size_t n_known_out = pe.known.outvars.size() - pe.residuals.size();
   Jaxpr known = pe.known;
-  known.outvars.erase(known.outvars.begin() + static_cast<std::ptrdiff_t>(n_known_out), known.outvars.end());
+  known.outvars.erase(known.outvars.begin() + static_cast<std::ptrdiff_t>(n_known_out),
+                      known.outvars.end());
   for (const Var& r : pe.residuals)
     if (!input_of.count(r)) known.outvars.push_back(r);
 
@@ -57,7 +59,8 @@ PartialEvalRuleResult jit_partial_eval(const Eqn& eqn, const std::vector<bool>& 
 
   size_t next_known = 0, next_staged = 0;
   for (size_t i = 0; i < eqn.outputs.size(); ++i)
-    out.outputs.push_back(pe.out_unknown[i] ? Atom(staged_outs[next_staged++]) : Atom(known_outs[next_known++]));
+    out.outputs.push_back(pe.out_unknown[i] ? Atom(staged_outs[next_staged++])
+                                            : Atom(known_outs[next_known++]));
   return out;
 }
 

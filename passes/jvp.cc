@@ -9,8 +9,8 @@
 
 #include "ir/errors.h"
 #include "ir/primitive.h"
-#include "passes/rules.h"
 #include "passes/ad_rules/ops.h"
+#include "passes/rules.h"
 
 namespace cjax {
 namespace {
@@ -40,12 +40,15 @@ void register_jvp_full_rule(std::string_view prim, JvpFullRule rule) {
   rule_table().full_rules[std::string(prim)] = std::move(rule);
 }
 
-bool has_tangent_space(DType t) { return is_floating(t); }
+bool has_tangent_space(DType t) {
+  return is_floating(t);
+}
 
 JvpJaxpr jvp_jaxpr(const Jaxpr& jaxpr, const std::vector<bool>& nonzero, bool instantiate) {
   const JvpTable& rules = builtin_rules();
   if (nonzero.size() != jaxpr.invars.size())
-    throw Error(fmt::format("jvp: {} nonzero flags for {} inputs", nonzero.size(), jaxpr.invars.size()));
+    throw Error(
+        fmt::format("jvp: {} nonzero flags for {} inputs", nonzero.size(), jaxpr.invars.size()));
 
   JaxprBuilder b;
   std::unordered_map<Var, Atom, VarHash> primal_env;

@@ -32,8 +32,9 @@ struct JvpFullResult {
 };
 // For primitives that emit their primal computation themselves (higher-order ones such as
 // remat2, whose primal and tangent parts live in one new eqn).
-using JvpFullRule = std::function<JvpFullResult(
-    JaxprBuilder& b, const Eqn& eqn, std::span<const Atom> primals, std::span<const Tangent> tangents)>;
+using JvpFullRule =
+    std::function<JvpFullResult(JaxprBuilder& b, const Eqn& eqn, std::span<const Atom> primals,
+                                std::span<const Tangent> tangents)>;
 
 void register_jvp_rule(std::string_view prim, JvpRule rule);
 void register_jvp_full_rule(std::string_view prim, JvpFullRule rule);

@@ -29,7 +29,9 @@ class FnPolicy final : public Policy {
   PolicyFn fn_;
 };
 
-bool is_dot(const Primitive& p) { return p.name == "dot_general"; }
+bool is_dot(const Primitive& p) {
+  return p.name == "dot_general";
+}
 
 bool dot_without_batch_dims(const Primitive& p, const Params& params) {
   if (!is_dot(p)) return false;
@@ -41,12 +43,18 @@ bool named_in(const Primitive& p, const Params& params, const std::set<std::stri
   return p.name == "name" && names.count(params.get_string("name"));
 }
 
-std::set<std::string> as_set(std::vector<std::string> v) { return {v.begin(), v.end()}; }
+std::set<std::string> as_set(std::vector<std::string> v) {
+  return {v.begin(), v.end()};
+}
 
 }  // namespace
 
-PolicyDecision save() { return {Saveability::save, "", ""}; }
-PolicyDecision recompute() { return {Saveability::recompute, "", ""}; }
+PolicyDecision save() {
+  return {Saveability::save, "", ""};
+}
+PolicyDecision recompute() {
+  return {Saveability::recompute, "", ""};
+}
 PolicyDecision offload(std::string src, std::string dst) {
   return {Saveability::offload, std::move(src), std::move(dst)};
 }
@@ -72,18 +80,23 @@ PolicyRef nothing_saveable() {
   return p;
 }
 PolicyRef dots_saveable() {
-  static PolicyRef p =
-      make_bool_policy("dots_saveable", [](const Primitive& prim, auto, auto&) { return is_dot(prim); });
-  return p;
-}
-PolicyRef checkpoint_dots() { return dots_saveable(); }
-PolicyRef dots_with_no_batch_dims_saveable() {
   static PolicyRef p = make_bool_policy(
-      "dots_with_no_batch_dims_saveable",
-      [](const Primitive& prim, auto, const Params& params) { return dot_without_batch_dims(prim, params); });
+      "dots_saveable", [](const Primitive& prim, auto, auto&) { return is_dot(prim); });
   return p;
 }
-PolicyRef checkpoint_dots_with_no_batch_dims() { return dots_with_no_batch_dims_saveable(); }
+PolicyRef checkpoint_dots() {
+  return dots_saveable();
+}
+PolicyRef dots_with_no_batch_dims_saveable() {
+  static PolicyRef p = make_bool_policy("dots_with_no_batch_dims_saveable",
+                                        [](const Primitive& prim, auto, const Params& params) {
+                                          return dot_without_batch_dims(prim, params);
+                                        });
+  return p;
+}
+PolicyRef checkpoint_dots_with_no_batch_dims() {
+  return dots_with_no_batch_dims_saveable();
+}
 
 PolicyRef save_anything_except_these_names(std::vector<std::string> names) {
   auto set = as_set(std::move(names));
@@ -113,7 +126,8 @@ PolicyRef save_only_these_names(std::vector<std::string> names) {
 PolicyRef offload_dot_with_no_batch_dims(std::string src, std::string dst) {
   return make_policy("offload_dot_with_no_batch_dims.<locals>.policy",
                      [src, dst](const Primitive& prim, auto, const Params& params) {
-                       return dot_without_batch_dims(prim, params) ? offload(src, dst) : recompute();
+                       return dot_without_batch_dims(prim, params) ? offload(src, dst)
+                                                                   : recompute();
                      });
 }
 
@@ -128,30 +142,28 @@ PolicyRef save_and_offload_only_these_names(std::vector<std::string> saved,
     throw UsageError(fmt::format(
         "save_and_offload_only_these_names: names in both the saved and the offloaded sets: {}",
         fmt::join(both, ", ")));
-  return make_policy("save_and_offload_only_these_names.<locals>.policy",
-                     [save_set, offload_set, src, dst](const Primitive& prim, auto,
-                                                       const Params& params) {
-                       if (named_in(prim, params, save_set)) return save();
-                       if (named_in(prim, params, offload_set)) return offload(src, dst);
-                       return recompute();
-                     });
+  return make_policy(
+      "save_and_offload_only_these_names.<locals>.policy",
+      [save_set, offload_set, src, dst](const Primitive& prim, auto, const Params& params) {
+        if (named_in(prim, params, save_set)) return save();
+        if (named_in(prim, params, offload_set)) return offload(src, dst);
+        return recompute();
+      });
 }
 
 PolicyRef save_from_both_policies(PolicyRef p1, PolicyRef p2) {
-  return make_policy("save_from_both_policies.<locals>.policy",
-                     [p1, p2](const Primitive& prim, std::span<const ShapedArray> avals,
-                              const Params& params) {
-                       PolicyDecision a = decide(p1, prim, avals, params);
-                       PolicyDecision b = decide(p2, prim, avals, params);
-                       if (a.kind == Saveability::offload || b.kind == Saveability::offload)
-                         throw TypeError(fmt::format(
-                             "save_from_both_policies: both policies must answer save or "
-                             "recompute, got offload for '{}'",
-                             prim.name));
-                       return a.kind == Saveability::save || b.kind == Saveability::save
-                                  ? save()
-                                  : recompute();
-                     });
+  return make_policy(
+      "save_from_both_policies.<locals>.policy",
+      [p1, p2](const Primitive& prim, std::span<const ShapedArray> avals, const Params& params) {
+        PolicyDecision a = decide(p1, prim, avals, params);
+        PolicyDecision b = decide(p2, prim, avals, params);
+        if (a.kind == Saveability::offload || b.kind == Saveability::offload)
+          throw TypeError(
+              fmt::format("save_from_both_policies: both policies must answer save or "
+                          "recompute, got offload for '{}'",
+                          prim.name));
+        return a.kind == Saveability::save || b.kind == Saveability::save ? save() : recompute();
+      });
 }
 
 PolicyDecision decide(const PolicyRef& policy, const Primitive& prim,
@@ -164,9 +176,10 @@ PolicyDecision decide(const PolicyRef& policy, const Primitive& prim,
       return d;
     case Saveability::offload:
       if (d.offload_src.empty() || d.offload_dst.empty())
-        throw TypeError(fmt::format("policy {} answered Offload for '{}' without memory kinds "
-                                    "(use policies::offload(src, dst))",
-                                    policy->repr(), prim.name));
+        throw TypeError(
+            fmt::format("policy {} answered Offload for '{}' without memory kinds "
+                        "(use policies::offload(src, dst))",
+                        policy->repr(), prim.name));
       return d;
   }
   throw TypeError(fmt::format(
@@ -204,7 +217,8 @@ PolicyRef by_name(const std::string& name, const std::vector<std::string>& n,
   if (name == "offload_dot_with_no_batch_dims") return offload_dot_with_no_batch_dims(kSrc, kDst);
   if (name == "save_and_offload_only_these_names")
     return save_and_offload_only_these_names(n, offload_names, kSrc, kDst);
-  throw UsageError(fmt::format("unknown policy '{}'; valid policies: {}", name, fmt::join(names(), ", ")));
+  throw UsageError(
+      fmt::format("unknown policy '{}'; valid policies: {}", name, fmt::join(names(), ", ")));
 }
 
 }  // namespace cjax::policies

@@ -15,15 +15,14 @@
 namespace cjax::policies {
 
 // A user-written policy: (primitive, input avals, params) -> decision.
-using PolicyFn = std::function<PolicyDecision(const Primitive& prim,
-                                              std::span<const ShapedArray> in_avals,
-                                              const Params& params)>;
+using PolicyFn = std::function<PolicyDecision(
+    const Primitive& prim, std::span<const ShapedArray> in_avals, const Params& params)>;
 // `name` is what the policy prints as inside `remat2[... policy=...]`.
 PolicyRef make_policy(std::string name, PolicyFn fn);
 // A policy written as a predicate: true = Save, false = Recompute.
-PolicyRef make_bool_policy(std::string name,
-                           std::function<bool(const Primitive&, std::span<const ShapedArray>,
-                                              const Params&)> fn);
+PolicyRef make_bool_policy(
+    std::string name,
+    std::function<bool(const Primitive&, std::span<const ShapedArray>, const Params&)> fn);
 
 PolicyDecision save();
 PolicyDecision recompute();

@@ -112,7 +112,8 @@ CustomPartialEval partial_eval_jaxpr_custom(const Jaxpr& jaxpr, const std::vecto
     if (a.is_var() && !inst) residuals.add(a.var());
   };
 
-  for (size_t i = 0; i < jaxpr.invars.size(); ++i) write(jaxpr.invars[i], {in_unknown[i], in_inst[i]});
+  for (size_t i = 0; i < jaxpr.invars.size(); ++i)
+    write(jaxpr.invars[i], {in_unknown[i], in_inst[i]});
   for (const Var& c : jaxpr.constvars) write(c, {false, true});
 
   for (const Eqn& eqn : jaxpr.eqns) {
@@ -129,7 +130,8 @@ CustomPartialEval partial_eval_jaxpr_custom(const Jaxpr& jaxpr, const std::vecto
       known_eqns.push_back(std::move(s.known));
       staged_eqns.push_back(std::move(s.staged));
       for (const Var& r : s.residuals) residuals.add(r);
-      for (size_t i = 0; i < eqn.outputs.size(); ++i) write(eqn.outputs[i], {s.unks_out[i], s.inst_out[i]});
+      for (size_t i = 0; i < eqn.outputs.size(); ++i)
+        write(eqn.outputs[i], {s.unks_out[i], s.inst_out[i]});
       continue;
     }
     if (any_unknown) {
@@ -146,8 +148,16 @@ CustomPartialEval partial_eval_jaxpr_custom(const Jaxpr& jaxpr, const std::vecto
         for (const Var& o : eqn.outputs) write(o, {false, false});
         break;
       case Saveability::offload: {
-        Eqn to_dst{&get_primitive("device_put"), {}, {}, device_put_params(d.offload_dst, eqn.outputs.size()), eqn.source};
-        Eqn to_src{&get_primitive("device_put"), {}, {}, device_put_params(d.offload_src, eqn.outputs.size()), eqn.source};
+        Eqn to_dst{&get_primitive("device_put"),
+                   {},
+                   {},
+                   device_put_params(d.offload_dst, eqn.outputs.size()),
+                   eqn.source};
+        Eqn to_src{&get_primitive("device_put"),
+                   {},
+                   {},
+                   device_put_params(d.offload_src, eqn.outputs.size()),
+                   eqn.source};
         for (const Var& o : eqn.outputs) {
           Var moved(o.aval());
           to_dst.inputs.push_back(o);
@@ -163,7 +173,8 @@ CustomPartialEval partial_eval_jaxpr_custom(const Jaxpr& jaxpr, const std::vecto
         break;
       }
       case Saveability::recompute:
-        for (size_t i = 0; i < eqn.inputs.size(); ++i) ensure_instantiated(eqn.inputs[i], inst_in[i]);
+        for (size_t i = 0; i < eqn.inputs.size(); ++i)
+          ensure_instantiated(eqn.inputs[i], inst_in[i]);
         staged_eqns.push_back(eqn);
         for (const Var& o : eqn.outputs) write(o, {false, true});
         break;
@@ -173,7 +184,8 @@ CustomPartialEval partial_eval_jaxpr_custom(const Jaxpr& jaxpr, const std::vecto
   CustomPartialEval r;
   for (size_t i = 0; i < jaxpr.outvars.size(); ++i) {
     Flags f = read(jaxpr.outvars[i]);
-    if (i < ensure_out_inst.size() && ensure_out_inst[i]) ensure_instantiated(jaxpr.outvars[i], f.inst);
+    if (i < ensure_out_inst.size() && ensure_out_inst[i])
+      ensure_instantiated(jaxpr.outvars[i], f.inst);
     r.out_unknown.push_back(f.unknown || (i < ensure_out_unknown.size() && ensure_out_unknown[i]));
     r.out_inst.push_back(f.inst || (i < ensure_out_inst.size() && ensure_out_inst[i]));
   }
@@ -213,7 +225,9 @@ Jaxpr insert_reduce_precision(const Jaxpr& known, size_t num_residuals) {
     Params params{{"exponent_bits", exponent_bits}, {"mantissa_bits", mantissa_bits}};
     Var fresh(v.aval());
     const Primitive& rp = get_primitive("reduce_precision");
-    auto is_input = [&](const std::vector<Var>& vs) { return std::find(vs.begin(), vs.end(), v) != vs.end(); };
+    auto is_input = [&](const std::vector<Var>& vs) {
+      return std::find(vs.begin(), vs.end(), v) != vs.end();
+    };
     if (is_input(out.invars) || is_input(out.constvars)) {
       // `v` is an input: rename the binder, and recompute `v` from it first thing.
       for (auto* list : {&out.invars, &out.constvars})
@@ -254,7 +268,8 @@ Jaxpr checkpoint_jaxpr(const Jaxpr& jaxpr, const PolicyRef& policy, bool prevent
                 {"prevent_cse", prevent_cse}};
   JaxprBuilder b;
   std::vector<Var> outs = b.emit("remat2", std::move(inputs), with_jaxpr(params, std::move(body)));
-  Jaxpr built = b.build(outer.invars, std::vector<Atom>(outs.begin(), outs.end()), outer.constvars, outer.consts);
+  Jaxpr built = b.build(outer.invars, std::vector<Atom>(outs.begin(), outs.end()), outer.constvars,
+                        outer.consts);
   built.debug = jaxpr.debug;
   return built;
 }
@@ -273,8 +288,10 @@ PartialEvalRuleResult remat_partial_eval(const Eqn& eqn, const std::vector<bool>
   // DCE the staged side down to its unknown outputs; keep the residuals it reads.
   std::vector<bool> staged_keep = select(pe.out_unknown, pe.out_inst);
   DceResult staged = dce(pe.staged, staged_keep);
-  std::vector<bool> used_res(staged.used_inputs.begin(), staged.used_inputs.begin() + pe.num_residuals);
-  std::vector<bool> used_staged_in(staged.used_inputs.begin() + pe.num_residuals, staged.used_inputs.end());
+  std::vector<bool> used_res(staged.used_inputs.begin(),
+                             staged.used_inputs.begin() + pe.num_residuals);
+  std::vector<bool> used_staged_in(staged.used_inputs.begin() + pe.num_residuals,
+                                   staged.used_inputs.end());
   staged.jaxpr.invars = select(staged.jaxpr.invars, staged.used_inputs);
 
   size_t n_known_out = pe.known.outvars.size() - pe.num_residuals;
@@ -308,7 +325,8 @@ PartialEvalRuleResult remat_partial_eval(const Eqn& eqn, const std::vector<bool>
 
   size_t next_known = 0, next_staged = 0;
   for (size_t i = 0; i < n_out; ++i)
-    r.outputs.push_back(pe.out_unknown[i] ? Atom(st.outputs[next_staged++]) : known_outs[next_known++]);
+    r.outputs.push_back(pe.out_unknown[i] ? Atom(st.outputs[next_staged++])
+                                          : known_outs[next_known++]);
   r.staged_eqn = std::move(st);
   return r;
 }

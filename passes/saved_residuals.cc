@@ -45,7 +45,8 @@ std::vector<SavedResidual> saved_residuals(const Jaxpr& fwd, size_t num_residual
       if (e.prim->name == "name")
         desc = fmt::format("named '{}' from {}", e.params.get_string("name"), loc);
       else if (e.prim->name == "jit")
-        desc = fmt::format("output of jitted function '{}' from {}", e.params.get_string("name"), loc);
+        desc =
+            fmt::format("output of jitted function '{}' from {}", e.params.get_string("name"), loc);
       else
         desc = fmt::format("output of {} from {}", e.prim->name, loc);
       out.push_back({v.aval(), std::move(desc), &e});

@@ -13,7 +13,7 @@ namespace cjax {
 
 struct SavedResidual {
   ShapedArray aval;
-  std::string description;  // "from the argument W1", "output of sin from FILE:L:C (g)", ...
+  std::string description;        // "from the argument W1", "output of sin from FILE:L:C (g)", ...
   const Eqn* producer = nullptr;  // the eqn that computes it, when it is an eqn output
 };
 

@@ -16,7 +16,8 @@ bool is_scalar_literal(const Atom& a, double v) {
 }
 
 // The input an eqn passes through unchanged, if it does.
-std::optional<Atom> passthrough(const Eqn& e, const std::unordered_map<Var, const Eqn*, VarHash>& producer) {
+std::optional<Atom> passthrough(const Eqn& e,
+                                const std::unordered_map<Var, const Eqn*, VarHash>& producer) {
   if (e.outputs.size() != 1) return std::nullopt;
   const ShapedArray& out = e.outputs[0].aval();
   auto same_as_out = [&](const Atom& a) {
@@ -32,12 +33,14 @@ std::optional<Atom> passthrough(const Eqn& e, const std::unordered_map<Var, cons
     if (is_scalar_literal(in[1], 0.0) && same_as_out(in[0])) return in[0];
     if (is_scalar_literal(in[0], 0.0) && same_as_out(in[1])) return in[1];
   }
-  if (n == "sub" && in.size() == 2 && is_scalar_literal(in[1], 0.0) && same_as_out(in[0])) return in[0];
+  if (n == "sub" && in.size() == 2 && is_scalar_literal(in[1], 0.0) && same_as_out(in[0]))
+    return in[0];
   if (n == "neg" && in[0].is_var()) {
     auto it = producer.find(in[0].var());
     if (it != producer.end() && it->second->prim->name == "neg") return it->second->inputs[0];
   }
-  if ((n == "convert_element_type" || n == "reshape" || n == "broadcast_in_dim") && same_as_out(in[0])) {
+  if ((n == "convert_element_type" || n == "reshape" || n == "broadcast_in_dim") &&
+      same_as_out(in[0])) {
     if (n != "broadcast_in_dim") return in[0];
     std::vector<int64_t> dims = e.params.get_ints("broadcast_dimensions"), iota(dims.size());
     std::iota(iota.begin(), iota.end(), 0);

@@ -109,8 +109,9 @@ Jaxpr transpose_linear(const Jaxpr& jaxpr, const std::vector<bool>& linear,
     }
     auto found = ct_env.find(v);
     if (ct_is_zero) ct_is_zero->push_back(found == ct_env.end());
-    outvars.push_back(found != ct_env.end() ? found->second
-                                            : ad::zeros_like_aval(b, ShapedArray(v.aval().dtype, v.aval().shape)));
+    outvars.push_back(found != ct_env.end()
+                          ? found->second
+                          : ad::zeros_like_aval(b, ShapedArray(v.aval().dtype, v.aval().shape)));
   }
   invars.insert(invars.end(), ct_invars.begin(), ct_invars.end());
   return b.build(std::move(invars), std::move(outvars), jaxpr.constvars, jaxpr.consts);

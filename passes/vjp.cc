@@ -3,8 +3,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "passes/jvp.h"
 #include "passes/ad_rules/ops.h"
+#include "passes/jvp.h"
 #include "passes/partial_eval.h"
 #include "passes/transpose.h"
 
@@ -12,7 +12,8 @@ namespace cjax {
 namespace {
 
 // Arguments first (argument order), then the rest as they came (first-read order).
-std::vector<size_t> residual_order(const std::vector<Var>& residuals, const std::vector<Var>& args) {
+std::vector<size_t> residual_order(const std::vector<Var>& residuals,
+                                   const std::vector<Var>& args) {
   std::unordered_map<Var, size_t, VarHash> arg_index;
   for (size_t i = 0; i < args.size(); ++i) arg_index.emplace(args[i], i);
   std::vector<std::pair<size_t, size_t>> from_args;  // (arg index, residual index)
@@ -35,7 +36,8 @@ std::vector<size_t> residual_order(const std::vector<Var>& residuals, const std:
 LinearizeResult linearize_jaxpr(const Jaxpr& jaxpr) {
   LinearizeResult out;
   size_t n = jaxpr.invars.size();
-  for (const Var& v : jaxpr.invars) out.in_differentiable.push_back(has_tangent_space(v.aval().dtype));
+  for (const Var& v : jaxpr.invars)
+    out.in_differentiable.push_back(has_tangent_space(v.aval().dtype));
   JvpJaxpr jvp = jvp_jaxpr(jaxpr, out.in_differentiable, /*instantiate=*/false);
   out.out_nonzero = jvp.out_nonzero;
 

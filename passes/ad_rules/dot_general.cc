@@ -4,9 +4,9 @@
 #include <algorithm>
 #include <numeric>
 
+#include "ir/lax_params.h"
 #include "passes/ad_rules/helpers.h"
 #include "passes/ad_rules/register.h"
-#include "ir/lax_params.h"
 
 namespace cjax {
 

@@ -32,8 +32,8 @@ std::vector<std::string> normalised(const std::string& text) {
 TEST_CASE("cjax residuals --example tutorial/f prints JAX's lines (jax-outputs.md §2.2)") {
   auto r = run_cli("residuals --example tutorial/f");
   REQUIRE(r.code == 0);
-  CHECK(normalised(r.out) == std::vector<std::string>{
-                                 "f32[5,4] from the argument W1", "f32[6,5] from the argument W2",
+  CHECK(normalised(r.out) ==
+        std::vector<std::string>{"f32[5,4] from the argument W1", "f32[6,5] from the argument W2",
                                  "f32[7,6] from the argument W3", "f32[4] from the argument x",
                                  "f32[5] output of sin (g)", "f32[5] output of cos (g)",
                                  "f32[6] output of sin (g)", "f32[6] output of cos (g)",
@@ -44,8 +44,8 @@ TEST_CASE("cjax residuals --example tutorial/f prints JAX's lines (jax-outputs.m
 TEST_CASE("cjax residuals --policy is the tutorial's f3 (jax-outputs.md §2.4)") {
   auto r = run_cli("residuals --example tutorial/f --policy dots_with_no_batch_dims_saveable");
   REQUIRE(r.code == 0);
-  CHECK(normalised(r.out) == std::vector<std::string>{
-                                 "f32[5,4] from the argument W1", "f32[6,5] from the argument W2",
+  CHECK(normalised(r.out) ==
+        std::vector<std::string>{"f32[5,4] from the argument W1", "f32[6,5] from the argument W2",
                                  "f32[7,6] from the argument W3", "f32[4] from the argument x",
                                  "f32[5] output of dot_general (g)",
                                  "f32[6] output of dot_general (g)",
@@ -71,7 +71,8 @@ TEST_CASE("cjax residuals --bytes and --json report sizes") {
 TEST_CASE("cjax residuals rejects unknown policies with the valid list") {
   auto r = run_cli("residuals --example tutorial/f --policy nope");
   CHECK(r.code == 2);
-  CHECK(r.err.find("unknown policy 'nope'; valid policies: everything_saveable") != std::string::npos);
+  CHECK(r.err.find("unknown policy 'nope'; valid policies: everything_saveable") !=
+        std::string::npos);
   auto overlap = run_cli(
       "residuals --example tutorial/f --policy save_and_offload_only_these_names --names a "
       "--offload-names a");
@@ -92,7 +93,9 @@ TEST_CASE("cjax fwd-bwd prints JAX's forward program and the two-column table") 
 }
 
 TEST_CASE("cjax fwd-bwd reads jaxpr files and names arguments after their variables") {
-  auto r = run_cli("residuals -", "{ lambda ; w:f32[3] v:f32[3]. let u:f32[3] = mul w v; t:f32[3] = sin u in (t,) }");
+  auto r =
+      run_cli("residuals -",
+              "{ lambda ; w:f32[3] v:f32[3]. let u:f32[3] = mul w v; t:f32[3] = sin u in (t,) }");
   REQUIRE(r.code == 0);
   CHECK(normalised(r.out) == std::vector<std::string>{"f32[3] from the argument w",
                                                       "f32[3] from the argument v",
@@ -100,7 +103,8 @@ TEST_CASE("cjax fwd-bwd reads jaxpr files and names arguments after their variab
   auto named = run_cli("residuals - --arg-names a,b",
                        "{ lambda ; w:f32[3] v:f32[3]. let u:f32[3] = mul w v in (u,) }");
   CHECK(named.out == "f32[3] from the argument a\nf32[3] from the argument b\n");
-  CHECK(run_cli("residuals - --arg-names a", "{ lambda ; w:f32[3] v:f32[3]. let in (w,) }").code == 2);
+  CHECK(run_cli("residuals - --arg-names a", "{ lambda ; w:f32[3] v:f32[3]. let in (w,) }").code ==
+        2);
 }
 
 TEST_CASE("cjax grad prints the value and gradient of sin(sin(x)) at 2.0") {

@@ -60,7 +60,8 @@ std::vector<Command> commands_in(const std::vector<std::string>& lines) {
     } else {
       continue;
     }
-    for (size_t j = i + 1; j < lines.size() && lines[j].rfind("$ ", 0) != 0 && lines[j].rfind("```", 0) != 0; ++j)
+    for (size_t j = i + 1;
+         j < lines.size() && lines[j].rfind("$ ", 0) != 0 && lines[j].rfind("```", 0) != 0; ++j)
       c.expected.push_back(lines[j]);
     while (!c.expected.empty() && c.expected.back().empty()) c.expected.pop_back();
     out.push_back(std::move(c));
@@ -110,7 +111,8 @@ TEST_CASE("the cjax commands shown in docs/ print what the docs say") {
       if (update && !elided) {
         auto first = lines.begin() + static_cast<std::ptrdiff_t>(it->line + 1);
         lines.erase(first, first + static_cast<std::ptrdiff_t>(it->expected.size()));
-        lines.insert(lines.begin() + static_cast<std::ptrdiff_t>(it->line + 1), got.begin(), got.end());
+        lines.insert(lines.begin() + static_cast<std::ptrdiff_t>(it->line + 1), got.begin(),
+                     got.end());
         continue;
       }
       CHECK(matches(it->expected, 0, got, 0));

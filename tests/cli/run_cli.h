@@ -2,12 +2,12 @@
 // stdout and stderr.
 #pragma once
 
+#include <sys/wait.h>
+#include <unistd.h>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <string>
-#include <sys/wait.h>
-#include <unistd.h>
 
 namespace cli_test {
 
@@ -31,7 +31,8 @@ inline Result run_cli(const std::string& args, const std::string& stdin_text = "
   std::string cmd = std::string(CJAX_CLI_PATH) + " " + args + " <" + base + ".in >" + base +
                     ".out 2>" + base + ".err";
   int status = std::system(cmd.c_str());
-  Result r{WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(base + ".out"), slurp(base + ".err")};
+  Result r{WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(base + ".out"),
+           slurp(base + ".err")};
   for (const char* ext : {".in", ".out", ".err"}) std::remove((base + ext).c_str());
   return r;
 }

@@ -15,6 +15,7 @@ TEST_CASE("the documented API tour computes sin(sin(x)) derivatives and f3's res
   CHECK(t.hessian == Approx(-std::sin(s) * c * c - cs * s).epsilon(1e-4));
   CHECK(t.grad_jaxpr.find("sin") != std::string::npos);
   CHECK(t.grad_jaxpr.find("1.0:f32[]") != std::string::npos);
-  CHECK(t.residuals.find("f32[5] output of dot_general from examples/api_tour.cc:") != std::string::npos);
+  CHECK(t.residuals.find("f32[5] output of dot_general from examples/api_tour.cc:") !=
+        std::string::npos);
   CHECK(t.residuals.rfind("f32[5,4] from the argument W1\n", 0) == 0);
 }

@@ -13,10 +13,12 @@ using namespace cjax;
 
 namespace {
 
-std::vector<std::vector<double>> gradients(const Jaxpr& f, const std::vector<runtime::Buffer>& args) {
+std::vector<std::vector<double>> gradients(const Jaxpr& f,
+                                           const std::vector<runtime::Buffer>& args) {
   VjpResult r = vjp_jaxpr(f);
   std::vector<runtime::Buffer> fwd = runtime::eval_jaxpr(r.fwd, args);
-  std::vector<runtime::Buffer> bwd_in(fwd.begin() + static_cast<std::ptrdiff_t>(f.outvars.size()), fwd.end());
+  std::vector<runtime::Buffer> bwd_in(fwd.begin() + static_cast<std::ptrdiff_t>(f.outvars.size()),
+                                      fwd.end());
   for (const Atom& o : f.outvars) bwd_in.push_back(runtime::Buffer::full(o.aval(), 1.0));
   std::vector<std::vector<double>> out;
   for (const auto& g : runtime::eval_jaxpr(r.bwd, bwd_in)) out.push_back(g.to_doubles());

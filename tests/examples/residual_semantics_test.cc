@@ -20,7 +20,8 @@ std::vector<std::string> residuals_of(const std::string& example) {
   for (const auto& s : saved_residuals(r.fwd, r.num_residuals, f.debug->arg_names)) {
     std::string d = s.description;
     size_t from = d.find(" from "), paren = d.rfind(" (");
-    if (d.rfind("from the argument", 0) != 0 && from != std::string::npos && paren != std::string::npos)
+    if (d.rfind("from the argument", 0) != 0 && from != std::string::npos &&
+        paren != std::string::npos)
       d = d.substr(0, from) + d.substr(paren);
     out.push_back(s.aval.str_short() + " " + d);
   }
@@ -95,11 +96,10 @@ TEST_CASE("recursive8: the argument plus one value per level of recursion") {
 
 TEST_CASE("the exercise saves the two matmuls") {
   CHECK(residuals_of("exercise/checkpoint_dot_policy") ==
-        std::vector<std::string>{
-            "f32[4,4] from the argument w1", "f32[4,4] from the argument w2",
-            "f32[8,4] from the argument x",
-            // x @ w1 (relu's jvp recomputes its mask from it) and (...) @ w2 (the square's jvp
-            // recomputes 2y from it).
-            "f32[8,4] output of dot_general (dot_pipeline)",
-            "f32[8,4] output of dot_general (dot_pipeline)"});
+        std::vector<std::string>{"f32[4,4] from the argument w1", "f32[4,4] from the argument w2",
+                                 "f32[8,4] from the argument x",
+                                 // x @ w1 (relu's jvp recomputes its mask from it) and (...) @ w2
+                                 // (the square's jvp recomputes 2y from it).
+                                 "f32[8,4] output of dot_general (dot_pipeline)",
+                                 "f32[8,4] output of dot_general (dot_pipeline)"});
 }

@@ -14,7 +14,9 @@
 using namespace cjax;
 
 namespace {
-Jaxpr parse(const char* text) { return *parse_jaxpr(text); }
+Jaxpr parse(const char* text) {
+  return *parse_jaxpr(text);
+}
 }  // namespace
 
 TEST_CASE("dce drops eqns whose outputs nobody reads and reports used inputs") {
@@ -58,14 +60,17 @@ TEST_CASE("simplify removes identities") {
 }
 
 TEST_CASE("simplify keeps a broadcasting multiply by one") {
-  Jaxpr j = parse("{ lambda ; a:f32[]. let b:f32[3] = broadcast_in_dim[broadcast_dimensions=() shape=(3,) sharding=None] 1.0:f32[]; c:f32[3] = mul a b in (c,) }");
+  Jaxpr j = parse(
+      "{ lambda ; a:f32[]. let b:f32[3] = broadcast_in_dim[broadcast_dimensions=() shape=(3,) "
+      "sharding=None] 1.0:f32[]; c:f32[3] = mul a b in (c,) }");
   CHECK(simplify(j).eqns.size() == 2);
 }
 
 TEST_CASE("inline replaces jit calls with fresh variables") {
   Jaxpr j = parse(
       "let f = { lambda ; a:f32[]. let b:f32[] = sin a in (b,) } in\n"
-      "{ lambda ; c:f32[]. let d:f32[] = jit[name=f jaxpr=f] c; e:f32[] = jit[name=f jaxpr=f] d in (e,) }");
+      "{ lambda ; c:f32[]. let d:f32[] = jit[name=f jaxpr=f] c; e:f32[] = jit[name=f jaxpr=f] d in "
+      "(e,) }");
   Jaxpr r = inline_calls(j);
   verify(r);
   CHECK(to_string(r) == "{ lambda ; a:f32[]. let b:f32[] = sin a; c:f32[] = sin b in (c,) }");

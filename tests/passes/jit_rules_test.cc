@@ -68,5 +68,6 @@ TEST_CASE("residuals computed inside a jit are reported as its outputs") {
   VjpResult r = vjp_jaxpr(f);
   std::vector<std::string> names{"x"};
   std::string report = format_saved_residuals(saved_residuals(r.fwd, r.num_residuals, names));
-  CHECK(report.find("f32[3] output of jitted function 'inner' from unknown\n") != std::string::npos);
+  CHECK(report.find("f32[3] output of jitted function 'inner' from unknown\n") !=
+        std::string::npos);
 }

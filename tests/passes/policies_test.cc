@@ -33,9 +33,12 @@ TEST_CASE("the built-in policies decide like JAX's") {
   CHECK(decide(pol::nothing_saveable(), "dot_general", dot(false)) == Saveability::recompute);
   CHECK(decide(pol::dots_saveable(), "dot_general", dot(true)) == Saveability::save);
   CHECK(decide(pol::checkpoint_dots(), "sin", {}) == Saveability::recompute);
-  CHECK(decide(pol::dots_with_no_batch_dims_saveable(), "dot_general", dot(false)) == Saveability::save);
-  CHECK(decide(pol::dots_with_no_batch_dims_saveable(), "dot_general", dot(true)) == Saveability::recompute);
-  CHECK(decide(pol::save_anything_except_these_names({"a"}), "name", named_a) == Saveability::recompute);
+  CHECK(decide(pol::dots_with_no_batch_dims_saveable(), "dot_general", dot(false)) ==
+        Saveability::save);
+  CHECK(decide(pol::dots_with_no_batch_dims_saveable(), "dot_general", dot(true)) ==
+        Saveability::recompute);
+  CHECK(decide(pol::save_anything_except_these_names({"a"}), "name", named_a) ==
+        Saveability::recompute);
   CHECK(decide(pol::save_anything_except_these_names({"a"}), "sin", {}) == Saveability::save);
   CHECK(decide(pol::save_any_names_but_these({"a"}), "name", named_b) == Saveability::save);
   CHECK(decide(pol::save_any_names_but_these({"a"}), "sin", {}) == Saveability::recompute);
@@ -61,7 +64,9 @@ TEST_CASE("a policy's bad answers are errors naming the policy and the primitive
   CHECK_THROWS_WITH(decide(bad_kind, "sin", {}),
                     "value returned by the remat policy <function weird at 0xXXXXXXXXXXXX> for "
                     "'sin' is not Save, Recompute or Offload(src, dst)");
-  auto no_kinds = pol::make_policy("half", [](auto&&...) { return PolicyDecision{Saveability::offload, "", ""}; });
+  auto no_kinds = pol::make_policy("half", [](auto&&...) {
+    return PolicyDecision{Saveability::offload, "", ""};
+  });
   CHECK_THROWS_AS(decide(no_kinds, "sin", {}), TypeError);
   auto offloading = pol::offload_dot_with_no_batch_dims("device", "pinned_host");
   auto mixed = pol::save_from_both_policies(offloading, pol::dots_saveable());
@@ -78,14 +83,17 @@ TEST_CASE("unknown policy names and overlapping offload sets are usage errors") 
     CHECK(std::string(e.what()).find("valid policies: everything_saveable, nothing_saveable") !=
           std::string::npos);
   }
-  CHECK_THROWS_WITH(pol::save_and_offload_only_these_names({"a", "b"}, {"b", "c"}, "device", "pinned_host"),
-                    "save_and_offload_only_these_names: names in both the saved and the offloaded "
-                    "sets: b");
+  CHECK_THROWS_WITH(
+      pol::save_and_offload_only_these_names({"a", "b"}, {"b", "c"}, "device", "pinned_host"),
+      "save_and_offload_only_these_names: names in both the saved and the offloaded "
+      "sets: b");
 }
 
 TEST_CASE("a policy error surfaces when differentiating the checkpoint") {
   Jaxpr f = *parse_jaxpr("{ lambda ; a:f32[3]. let b:f32[3] = sin a; c:f32[3] = sin b in (c,) }");
-  auto bad = pol::make_policy("bad", [](auto&&...) { return PolicyDecision{static_cast<Saveability>(9), "", ""}; });
+  auto bad = pol::make_policy("bad", [](auto&&...) {
+    return PolicyDecision{static_cast<Saveability>(9), "", ""};
+  });
   CHECK_THROWS_AS(vjp_jaxpr(checkpoint_jaxpr(f, bad)), TypeError);
 }
 
@@ -93,12 +101,14 @@ TEST_CASE("offloading moves saved values with device_put and back") {
   Jaxpr f = *parse_jaxpr(
       "{ lambda ; a:f32[4,4] b:f32[4]. let c:f32[4] = dot_general[dimension_numbers=(([1], "
       "[0]), ([], [])) preferred_element_type=float32] a b; d:f32[4] = sin c in (d,) }");
-  VjpResult r = vjp_jaxpr(checkpoint_jaxpr(f, pol::offload_dot_with_no_batch_dims("device", "pinned_host")));
+  VjpResult r =
+      vjp_jaxpr(checkpoint_jaxpr(f, pol::offload_dot_with_no_batch_dims("device", "pinned_host")));
   bool fwd_put = false, bwd_put = false;
   for (const Eqn& e : r.fwd.eqns) fwd_put |= e.prim->name == "device_put";
   for (const Eqn& e : r.bwd.eqns)
     if (e.prim->name == "remat2")
-      for (const Eqn& inner : e.params.get_jaxpr("jaxpr")->eqns) bwd_put |= inner.prim->name == "device_put";
+      for (const Eqn& inner : e.params.get_jaxpr("jaxpr")->eqns)
+        bwd_put |= inner.prim->name == "device_put";
   CHECK(fwd_put);
   CHECK(bwd_put);
 }

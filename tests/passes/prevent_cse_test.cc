@@ -27,7 +27,8 @@ Jaxpr grad_program(bool prevent_cse) {
   bwd_in.push_back(Atom(Literal::of(1.0, DType::f32)));
   // A broadcast cotangent: the bwd program takes f32[3].
   Var ct = b.emit1("broadcast_in_dim", {bwd_in.back()},
-                   {{"shape", ParamValue::ints({3})}, {"broadcast_dimensions", ParamValue::ints({})},
+                   {{"shape", ParamValue::ints({3})},
+                    {"broadcast_dimensions", ParamValue::ints({})},
                     {"sharding", NoneParam{}}});
   bwd_in.back() = ct;
   std::vector<Atom> grads = inline_jaxpr(b, r.bwd, {}, bwd_in);

@@ -17,11 +17,12 @@ namespace {
 std::string layer(const char* out, const char* w, const char* x, const char* aval_w,
                   const char* aval_x, const char* aval_out) {
   return std::string("    ") + out + ":" + aval_out +
-         " = remat2[\n      differentiated=False\n      jaxpr={ lambda ; p:" + aval_w + " q:" + aval_x +
-         ". let\n          r:" + aval_out +
+         " = remat2[\n      differentiated=False\n      jaxpr={ lambda ; p:" + aval_w +
+         " q:" + aval_x + ". let\n          r:" + aval_out +
          " = dot_general[dimension_numbers=(([1], [0]), ([], [])) "
          "preferred_element_type=float32] p q\n          s:" +
-         aval_out + " = sin r\n        in (s,) }\n      policy=None\n      prevent_cse=True\n    ] " + w +
+         aval_out +
+         " = sin r\n        in (s,) }\n      policy=None\n      prevent_cse=True\n    ] " + w +
          " " + x + "\n";
 }
 
@@ -32,16 +33,6 @@ std::string tutorial_f2() {
          layer("g", "c", "f", "f32[7,6]", "f32[6]", "f32[7]") + "  in (g,) }";
 }
 
-std::vector<std::string> residual_lines(const VjpResult& r, const Jaxpr& f) {
-  std::vector<std::string> names{"W1", "W2", "W3", "x"};
-  std::vector<std::string> lines;
-  for (const auto& s : saved_residuals(r.fwd, r.num_residuals, names)) {
-    std::string d = s.description;
-    lines.push_back(s.aval.str_short() + " " + d.substr(0, d.find(" from ", d.find("output") == 0 ? 0 : 0)));
-  }
-  return lines;
-}
-
 }  // namespace
 
 TEST_CASE("checkpointing each layer saves the arguments and the layer outputs") {
@@ -49,18 +40,20 @@ TEST_CASE("checkpointing each layer saves the arguments and the layer outputs") 
   VjpResult r = vjp_jaxpr(*f);
   verify(r.fwd);
   verify(r.bwd);
-  auto res = saved_residuals(r.fwd, r.num_residuals, std::vector<std::string>{"W1", "W2", "W3", "x"});
+  auto res =
+      saved_residuals(r.fwd, r.num_residuals, std::vector<std::string>{"W1", "W2", "W3", "x"});
   std::vector<std::string> got;
-  for (const auto& s : res) got.push_back(s.aval.str_short() + " " + s.description.substr(0, s.description.find(" from /")));
+  for (const auto& s : res)
+    got.push_back(s.aval.str_short() + " " +
+                  s.description.substr(0, s.description.find(" from /")));
   std::vector<std::string> want{
-      "f32[5,4] from the argument W1", "f32[6,5] from the argument W2",
-      "f32[7,6] from the argument W3", "f32[4] from the argument x",
+      "f32[5,4] from the argument W1",     "f32[6,5] from the argument W2",
+      "f32[7,6] from the argument W3",     "f32[4] from the argument x",
       "f32[5] output of sin from unknown", "f32[6] output of sin from unknown"};
   CHECK(got == want);
   // The backward program recomputes each layer inside a differentiated remat2.
   std::string bwd = to_string(r.bwd);
   CHECK(bwd.find("remat2[\n      differentiated=True") != std::string::npos);
-  (void)residual_lines;
 }
 
 TEST_CASE("unused outputs and zero cotangents are pruned from call bodies") {
@@ -75,7 +68,8 @@ TEST_CASE("unused outputs and zero cotangents are pruned from call bodies") {
   const Eqn& call = pruned.eqns[0];
   CHECK(call.outputs.size() == 1);
   CHECK(call.inputs.size() == 1);  // b only fed the dropped cos
-  CHECK(to_string(*call.params.get_jaxpr("jaxpr")) == "{ lambda ; a:f32[3]. let b:f32[3] = sin a in (b,) }");
+  CHECK(to_string(*call.params.get_jaxpr("jaxpr")) ==
+        "{ lambda ; a:f32[3]. let b:f32[3] = sin a in (b,) }");
 
   VjpResult r = vjp_jaxpr(*f);
   verify(r.bwd);

@@ -77,7 +77,9 @@ int print_residuals(const AutodiffOptions& opts, bool bytes, bool json, std::ost
       if (bytes) out << fmt::format("  [{}]", human_bytes(s.aval.nbytes()));
       out << "\n";
     }
-    if (bytes) out << fmt::format("total: {} residuals, {} ({} bytes)\n", res.size(), human_bytes(total), total);
+    if (bytes)
+      out << fmt::format("total: {} residuals, {} ({} bytes)\n", res.size(), human_bytes(total),
+                         total);
     return kOk;
   });
 }
@@ -121,7 +123,8 @@ int print_grad(const AutodiffOptions& opts, const std::vector<double>& inputs, s
     size_t n_out = p.jaxpr.outvars.size();
     bool scalar = n_out == 1 && p.jaxpr.outvars[0].aval().shape.empty();
     // A non-scalar output is reduced with an all-ones cotangent: the gradient of sum(outputs).
-    std::vector<runtime::Buffer> bwd_in(fwd.begin() + static_cast<std::ptrdiff_t>(n_out), fwd.end());
+    std::vector<runtime::Buffer> bwd_in(fwd.begin() + static_cast<std::ptrdiff_t>(n_out),
+                                        fwd.end());
     for (const Atom& o : p.jaxpr.outvars) bwd_in.push_back(runtime::Buffer::full(o.aval(), 1.0));
     std::vector<runtime::Buffer> grads = runtime::eval_jaxpr(r.bwd, bwd_in);
     for (size_t i = 0; i < n_out; ++i)

@@ -11,7 +11,8 @@ namespace {
 
 // Adds the `--example NAME | FILE` pair every jaxpr-consuming subcommand takes.
 void add_source_options(CLI::App* cmd, cjax::cli::Source& src) {
-  auto* ex = cmd->add_option("--example,-e", src.example, "a built-in example (see `cjax examples`)");
+  auto* ex =
+      cmd->add_option("--example,-e", src.example, "a built-in example (see `cjax examples`)");
   auto* file = cmd->add_option("file", src.file, "a jaxpr text file, or - for stdin");
   ex->excludes(file);
   file->excludes(ex);
@@ -30,7 +31,9 @@ void add_autodiff_options(CLI::App* cmd, cjax::cli::AutodiffOptions& o) {
       ->delimiter(',');
 }
 
-bool has_source(const cjax::cli::Source& src) { return !src.example.empty() || !src.file.empty(); }
+bool has_source(const cjax::cli::Source& src) {
+  return !src.example.empty() || !src.file.empty();
+}
 
 }  // namespace
 
@@ -42,13 +45,15 @@ int main(int argc, char** argv) {
   app.add_subcommand("examples", "list the built-in examples");
 
   Source jaxpr_src;
-  auto* jaxpr = app.add_subcommand("jaxpr", "print an example's traced jaxpr, or parse, verify "
-                                            "and re-print a jaxpr file");
+  auto* jaxpr = app.add_subcommand("jaxpr",
+                                   "print an example's traced jaxpr, or parse, verify "
+                                   "and re-print a jaxpr file");
   add_source_options(jaxpr, jaxpr_src);
 
   AutodiffOptions res_opts;
   bool bytes = false, json = false;
-  auto* residuals = app.add_subcommand("residuals", "what the backward pass keeps (print_saved_residuals)");
+  auto* residuals =
+      app.add_subcommand("residuals", "what the backward pass keeps (print_saved_residuals)");
   add_autodiff_options(residuals, res_opts);
   residuals->add_flag("--bytes", bytes, "append each residual's size and a total");
   residuals->add_flag("--json", json, "print the residuals as JSON");
@@ -59,11 +64,13 @@ int main(int argc, char** argv) {
   add_autodiff_options(fwd_bwd, fb_opts);
   fwd_bwd->add_option("--layout", layout, "columns (side by side) or stacked")
       ->check(CLI::IsMember({"columns", "stacked"}));
-  fwd_bwd->add_option("--only", only, "print just one program, plain")->check(CLI::IsMember({"fwd", "bwd"}));
+  fwd_bwd->add_option("--only", only, "print just one program, plain")
+      ->check(CLI::IsMember({"fwd", "bwd"}));
 
   AutodiffOptions grad_opts;
   std::vector<double> inputs;
-  auto* grad = app.add_subcommand("grad", "the value and gradient at the example's (or given) inputs");
+  auto* grad =
+      app.add_subcommand("grad", "the value and gradient at the example's (or given) inputs");
   add_autodiff_options(grad, grad_opts);
   grad->add_option("--inputs", inputs, "one fill value per argument, e.g. 1,0.5,2")->delimiter(',');
 
