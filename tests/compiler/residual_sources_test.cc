@@ -11,7 +11,9 @@ TEST_CASE("a captured array that the backward pass reads is reported as a consta
   auto f = [scale](const Array& x) { return np::sum(np::sin(x * scale)); };
   auto res = saved_residuals(f, {"x"})(ShapeDtype{DType::f32, {3}});
   std::vector<std::string> lines;
-  for (const auto& r : res) lines.push_back(r.aval.str_short() + " " + r.description.substr(0, r.description.find(" from t")));
+  for (const auto& r : res)
+    lines.push_back(r.aval.str_short() + " " +
+                    r.description.substr(0, r.description.find(" from t")));
   REQUIRE(lines.size() == 2);
   CHECK(lines[0] == "f32[3] from a constant");  // d(x*scale)/dx = scale
   CHECK(lines[1] == "f32[3] output of cos");
@@ -25,7 +27,8 @@ TEST_CASE("pytree arguments are named by their key paths") {
   };
   auto res = saved_residuals(f, {"params", "x"})(params, ShapeDtype{DType::f32, {3}});
   std::vector<std::string> descriptions;
-  for (const auto& r : res) descriptions.push_back(r.description.substr(0, r.description.find(" from t")));
+  for (const auto& r : res)
+    descriptions.push_back(r.description.substr(0, r.description.find(" from t")));
   // w is read (times the tangent of x), x is read (times the tangent of w), b is not.
   CHECK(descriptions[0] == "from the argument params['w']");
   CHECK(descriptions[1] == "from the argument x");
