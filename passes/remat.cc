@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -212,40 +213,56 @@ Jaxpr insert_reduce_precision(const Jaxpr& known, size_t num_residuals) {
   for (const Eqn& e : known.eqns)
     for (const Atom& in : e.inputs)
       if (in.is_var()) read_by_eqns.insert(in.var());
-  Jaxpr out = known;
-  size_t first = out.outvars.size() - num_residuals;
-  for (size_t r = first; r < out.outvars.size(); ++r) {
-    if (!out.outvars[r].is_var()) continue;
-    Var v = out.outvars[r].var();
-    DType t = v.aval().dtype;
-    if (!is_floating(t) || !read_by_eqns.count(v)) continue;
-    // finfo(dtype).nexp / .nmant
+  const Primitive& rp = get_primitive("reduce_precision");
+  auto round_params = [](DType t) {  // finfo(dtype).nexp / .nmant
     int64_t exponent_bits = t == DType::f64 ? 11 : t == DType::f16 ? 5 : 8;
     int64_t mantissa_bits = t == DType::f64 ? 52 : t == DType::f16 ? 10 : t == DType::bf16 ? 7 : 23;
-    Params params{{"exponent_bits", exponent_bits}, {"mantissa_bits", mantissa_bits}};
-    Var fresh(v.aval());
-    const Primitive& rp = get_primitive("reduce_precision");
-    auto is_input = [&](const std::vector<Var>& vs) {
-      return std::find(vs.begin(), vs.end(), v) != vs.end();
-    };
-    if (is_input(out.invars) || is_input(out.constvars)) {
-      // `v` is an input: rename the binder, and recompute `v` from it first thing.
-      for (auto* list : {&out.invars, &out.constvars})
-        for (Var& x : *list)
-          if (x == v) x = fresh;
-      out.eqns.insert(out.eqns.begin(), Eqn{&rp, {fresh}, {v}, params, {}});
-      continue;
+    return Params{{"exponent_bits", exponent_bits}, {"mantissa_bits", mantissa_bits}};
+  };
+  std::unordered_set<Var, VarHash> inputs(known.invars.begin(), known.invars.end());
+  inputs.insert(known.constvars.begin(), known.constvars.end());
+
+  // The floating residuals that another eqn also reads, with their residual position.
+  std::unordered_map<Var, size_t, VarHash> to_round;
+  std::vector<Var> input_residuals;
+  for (size_t r = known.outvars.size() - num_residuals; r < known.outvars.size(); ++r) {
+    const Atom& o = known.outvars[r];
+    if (!o.is_var() || !is_floating(o.aval().dtype) || !read_by_eqns.count(o.var())) continue;
+    if (!to_round.emplace(o.var(), r).second) continue;
+    if (inputs.count(o.var())) input_residuals.push_back(o.var());
+  }
+
+  Jaxpr out = known;
+  out.eqns.clear();
+  out.eqns.reserve(known.eqns.size() + to_round.size());
+  // A residual that is an input: rename the binder and recompute the value from it first thing
+  // (JAX inserts each at the top, so the last one comes first).
+  for (auto it = input_residuals.rbegin(); it != input_residuals.rend(); ++it) {
+    Var fresh(it->aval());
+    for (auto* list : {&out.invars, &out.constvars})
+      for (Var& x : *list)
+        if (x == *it) x = fresh;
+    out.eqns.push_back(Eqn{&rp, {fresh}, {*it}, round_params(it->aval().dtype), {}});
+  }
+  // A residual produced by an eqn: the eqn writes a fresh var, and a reduce_precision right after
+  // it produces the residual, so every reader sees the rounded value. JAX inserts each right
+  // after the producer, so several from one eqn end up in reverse residual order.
+  for (const Eqn& e : known.eqns) {
+    Eqn copy = e;
+    std::vector<std::pair<size_t, Eqn>> rounds;
+    for (Var& o : copy.outputs) {
+      auto it = to_round.find(o);
+      if (it == to_round.end() || inputs.count(o)) continue;
+      Params params = round_params(o.aval().dtype);
+      if (e.prim == &rp && e.params == params) continue;  // already rounded
+      Var residual = o, fresh(o.aval());
+      o = fresh;
+      rounds.emplace_back(it->second, Eqn{&rp, {fresh}, {residual}, std::move(params), e.source});
     }
-    for (size_t i = 0; i < out.eqns.size(); ++i) {
-      Eqn& e = out.eqns[i];
-      auto it = std::find(e.outputs.begin(), e.outputs.end(), v);
-      if (it == e.outputs.end()) continue;
-      if (e.prim == &rp && e.params == params) break;  // already rounded
-      *it = fresh;
-      Eqn round{&rp, {fresh}, {v}, params, e.source};
-      out.eqns.insert(out.eqns.begin() + static_cast<std::ptrdiff_t>(i) + 1, std::move(round));
-      break;
-    }
+    out.eqns.push_back(std::move(copy));
+    std::sort(rounds.begin(), rounds.end(),
+              [](const auto& x, const auto& y) { return x.first > y.first; });
+    for (auto& [pos, round] : rounds) out.eqns.push_back(std::move(round));
   }
   return out;
 }
