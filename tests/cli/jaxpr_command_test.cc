@@ -2,28 +2,14 @@
 #include <catch2/catch.hpp>
 
 #include "tests/cli/run_cli.h"
+#include "tests/golden/golden.h"
 
 using cli_test::run_cli;
 
-// make_jaxpr(f)(W1, W2, W3, x) as JAX prints it (the tutorial's f, jax >= 0.4.14 format).
-static const char* kTutorialF =
-    "{ lambda ; a:f32[5,4] b:f32[6,5] c:f32[7,6] d:f32[4]. let\n"
-    "    e:f32[5] = dot_general[\n"
-    "      dimension_numbers=(([1], [0]), ([], []))\n"
-    "      preferred_element_type=float32\n"
-    "    ] a d\n"
-    "    f:f32[5] = sin e\n"
-    "    g:f32[6] = dot_general[\n"
-    "      dimension_numbers=(([1], [0]), ([], []))\n"
-    "      preferred_element_type=float32\n"
-    "    ] b f\n"
-    "    h:f32[6] = sin g\n"
-    "    i:f32[7] = dot_general[\n"
-    "      dimension_numbers=(([1], [0]), ([], []))\n"
-    "      preferred_element_type=float32\n"
-    "    ] c h\n"
-    "    j:f32[7] = sin i\n"
-    "  in (j,) }\n";
+// make_jaxpr(f)(W1, W2, W3, x) as JAX prints it (the tutorial's f), as the CLI prints it.
+static std::string tutorial_f() {
+  return golden::text("tutorial_f.jaxpr") + "\n";
+}
 
 TEST_CASE("cjax examples lists the tutorial's f") {
   auto r = run_cli("examples");
@@ -34,7 +20,7 @@ TEST_CASE("cjax examples lists the tutorial's f") {
 TEST_CASE("cjax jaxpr --example tutorial/f prints JAX's make_jaxpr output") {
   auto r = run_cli("jaxpr --example tutorial/f");
   CHECK(r.code == 0);
-  CHECK(r.out == kTutorialF);
+  CHECK(r.out == tutorial_f());
   CHECK(r.err.empty());
 }
 
@@ -43,9 +29,9 @@ TEST_CASE("cjax jaxpr re-prints a jaxpr read from stdin") {
   CHECK(r.code == 0);
   CHECK(r.out == "{ lambda ; a:f32[]. let b:f32[] = sin a; c:f32[] = cos b in (c,) }\n");
   // The printed text of an example parses back to itself.
-  auto again = run_cli("jaxpr -", kTutorialF);
+  auto again = run_cli("jaxpr -", tutorial_f());
   CHECK(again.code == 0);
-  CHECK(again.out == kTutorialF);
+  CHECK(again.out == tutorial_f());
 }
 
 TEST_CASE("cjax jaxpr reports bad input with its position and exit code 1") {

@@ -12,6 +12,7 @@
 #include "compiler/cjax.h"
 #include "passes/fwd_bwd_table.h"
 #include "passes/policies.h"
+#include "tests/golden/golden.h"
 
 using namespace cjax;
 
@@ -180,66 +181,18 @@ TEST_CASE("saved residuals name pytree arguments by key path and report constant
 
 // jax-outputs.md §3.1, source D: the forward and backward programs of vjp(f).
 TEST_CASE("print_fwd_bwd of the tutorial's f") {
-  const char* kForward = R"({ lambda ; a:f32[5,4] b:f32[6,5] c:f32[7,6] d:f32[4]. let
-    e:f32[5] = dot_general[
-      dimension_numbers=(([1], [0]), ([], []))
-      preferred_element_type=float32
-    ] a d
-    f:f32[5] = sin e
-    g:f32[5] = cos e
-    h:f32[6] = dot_general[
-      dimension_numbers=(([1], [0]), ([], []))
-      preferred_element_type=float32
-    ] b f
-    i:f32[6] = sin h
-    j:f32[6] = cos h
-    k:f32[7] = dot_general[
-      dimension_numbers=(([1], [0]), ([], []))
-      preferred_element_type=float32
-    ] c i
-    l:f32[7] = sin k
-    m:f32[7] = cos k
-  in (l, a, b, c, d, g, f, j, i, m) })";
-  const char* kBackward =
-      R"({ lambda ; a:f32[5,4] b:f32[6,5] c:f32[7,6] d:f32[4] e:f32[5] f:f32[5] g:f32[6] h:f32[6]
-    i:f32[7] j:f32[7]. let
-    k:f32[7] = mul j i
-    l:f32[6] = dot_general[
-      dimension_numbers=(([0], [0]), ([], []))
-      preferred_element_type=float32
-    ] k c
-    m:f32[7,6] = dot_general[
-      dimension_numbers=(([], []), ([], []))
-      preferred_element_type=float32
-    ] k h
-    n:f32[6] = mul l g
-    o:f32[5] = dot_general[
-      dimension_numbers=(([0], [0]), ([], []))
-      preferred_element_type=float32
-    ] n b
-    p:f32[6,5] = dot_general[
-      dimension_numbers=(([], []), ([], []))
-      preferred_element_type=float32
-    ] n f
-    q:f32[5] = mul o e
-    r:f32[4] = dot_general[
-      dimension_numbers=(([0], [0]), ([], []))
-      preferred_element_type=float32
-    ] q a
-    s:f32[5,4] = dot_general[
-      dimension_numbers=(([], []), ([], []))
-      preferred_element_type=float32
-    ] q d
-  in (s, p, m, r) })";
   Args a;
   FwdBwdPrograms p = fwd_bwd(f).programs(a.W1, a.W2, a.W3, a.x);
   CHECK(p.num_residuals == 9);
-  CHECK(to_string(p.fwd) == kForward);
-  CHECK(to_string(p.bwd) == kBackward);
+  CHECK(to_string(p.fwd) == golden::text("tutorial_f_fwd.jaxpr"));
+  CHECK(to_string(p.bwd) == golden::text("tutorial_f_bwd.jaxpr"));
   std::string printed = captured_stdout([&] { print_fwd_bwd(f, a.W1, a.W2, a.W3, a.x); });
-  CHECK(printed == fwd_bwd_columns(kForward, kBackward));
+  CHECK(printed == fwd_bwd_columns(golden::text("tutorial_f_fwd.jaxpr"),
+                                   golden::text("tutorial_f_bwd.jaxpr")));
   CHECK(printed.rfind("  forward computation:", 0) == 0);
-  CHECK(fwd_bwd(f).stacked(a.W1, a.W2, a.W3, a.x) == fwd_bwd_stacked(kForward, kBackward));
+  CHECK(
+      fwd_bwd(f).stacked(a.W1, a.W2, a.W3, a.x) ==
+      fwd_bwd_stacked(golden::text("tutorial_f_fwd.jaxpr"), golden::text("tutorial_f_bwd.jaxpr")));
 }
 
 TEST_CASE("print_fwd_bwd of f3 saves the dots and recomputes the sines") {

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "compiler/cjax.h"
+#include "tests/golden/golden.h"
 
 using namespace cjax;
 
@@ -21,31 +22,13 @@ Array f(const Array& W1, const Array& W2, const Array& W3, const Array& x) {
   return g(W3, g(W2, g(W1, x)));
 }
 
-constexpr const char* kTutorialJaxpr = R"({ lambda ; a:f32[5,4] b:f32[6,5] c:f32[7,6] d:f32[4]. let
-    e:f32[5] = dot_general[
-      dimension_numbers=(([1], [0]), ([], []))
-      preferred_element_type=float32
-    ] a d
-    f:f32[5] = sin e
-    g:f32[6] = dot_general[
-      dimension_numbers=(([1], [0]), ([], []))
-      preferred_element_type=float32
-    ] b f
-    h:f32[6] = sin g
-    i:f32[7] = dot_general[
-      dimension_numbers=(([1], [0]), ([], []))
-      preferred_element_type=float32
-    ] c h
-    j:f32[7] = sin i
-  in (j,) })";
-
 }  // namespace
 
 TEST_CASE("make_jaxpr of the tutorial's f prints as JAX prints it") {
   Jaxpr j = make_jaxpr(f, {"W1", "W2", "W3", "x"}, "f")(
       ShapeDtype{DType::f32, {5, 4}}, ShapeDtype{DType::f32, {6, 5}},
       ShapeDtype{DType::f32, {7, 6}}, ShapeDtype{DType::f32, {4}});
-  CHECK(to_string(j) == kTutorialJaxpr);
+  CHECK(to_string(j) == golden::text("tutorial_f.jaxpr"));
   REQUIRE(j.debug);
   CHECK(j.debug->function_name == "f");
   CHECK(j.debug->arg_names == std::vector<std::string>{"W1", "W2", "W3", "x"});
@@ -53,7 +36,7 @@ TEST_CASE("make_jaxpr of the tutorial's f prints as JAX prints it") {
 
 TEST_CASE("concrete arguments trace the same way as specs") {
   Array W1 = np::ones({5, 4}), W2 = np::ones({6, 5}), W3 = np::ones({7, 6}), x = np::ones({4});
-  CHECK(to_string(make_jaxpr(f)(W1, W2, W3, x)) == kTutorialJaxpr);
+  CHECK(to_string(make_jaxpr(f)(W1, W2, W3, x)) == golden::text("tutorial_f.jaxpr"));
   // Without names, arguments are named by their position.
   Jaxpr j = make_jaxpr(f)(W1, W2, W3, x);
   CHECK(j.debug->arg_names == std::vector<std::string>{"args[0]", "args[1]", "args[2]", "args[3]"});

@@ -6,94 +6,20 @@
 #include "ir/print/printer.h"
 #include "passes/fwd_bwd_table.h"
 #include "passes/vjp.h"
+#include "tests/golden/golden.h"
 
 using namespace cjax;
 
-namespace {
-
-const char* kTutorialF = R"({ lambda ; a:f32[5,4] b:f32[6,5] c:f32[7,6] d:f32[4]. let
-    e:f32[5] = dot_general[
-      dimension_numbers=(([1], [0]), ([], []))
-      preferred_element_type=float32
-    ] a d
-    f:f32[5] = sin e
-    g:f32[6] = dot_general[
-      dimension_numbers=(([1], [0]), ([], []))
-      preferred_element_type=float32
-    ] b f
-    h:f32[6] = sin g
-    i:f32[7] = dot_general[
-      dimension_numbers=(([1], [0]), ([], []))
-      preferred_element_type=float32
-    ] c h
-    j:f32[7] = sin i
-  in (j,) })";
-
-const char* kForward = R"({ lambda ; a:f32[5,4] b:f32[6,5] c:f32[7,6] d:f32[4]. let
-    e:f32[5] = dot_general[
-      dimension_numbers=(([1], [0]), ([], []))
-      preferred_element_type=float32
-    ] a d
-    f:f32[5] = sin e
-    g:f32[5] = cos e
-    h:f32[6] = dot_general[
-      dimension_numbers=(([1], [0]), ([], []))
-      preferred_element_type=float32
-    ] b f
-    i:f32[6] = sin h
-    j:f32[6] = cos h
-    k:f32[7] = dot_general[
-      dimension_numbers=(([1], [0]), ([], []))
-      preferred_element_type=float32
-    ] c i
-    l:f32[7] = sin k
-    m:f32[7] = cos k
-  in (l, a, b, c, d, g, f, j, i, m) })";
-
-const char* kBackward =
-    R"({ lambda ; a:f32[5,4] b:f32[6,5] c:f32[7,6] d:f32[4] e:f32[5] f:f32[5] g:f32[6] h:f32[6]
-    i:f32[7] j:f32[7]. let
-    k:f32[7] = mul j i
-    l:f32[6] = dot_general[
-      dimension_numbers=(([0], [0]), ([], []))
-      preferred_element_type=float32
-    ] k c
-    m:f32[7,6] = dot_general[
-      dimension_numbers=(([], []), ([], []))
-      preferred_element_type=float32
-    ] k h
-    n:f32[6] = mul l g
-    o:f32[5] = dot_general[
-      dimension_numbers=(([0], [0]), ([], []))
-      preferred_element_type=float32
-    ] n b
-    p:f32[6,5] = dot_general[
-      dimension_numbers=(([], []), ([], []))
-      preferred_element_type=float32
-    ] n f
-    q:f32[5] = mul o e
-    r:f32[4] = dot_general[
-      dimension_numbers=(([0], [0]), ([], []))
-      preferred_element_type=float32
-    ] q a
-    s:f32[5,4] = dot_general[
-      dimension_numbers=(([], []), ([], []))
-      preferred_element_type=float32
-    ] q d
-  in (s, p, m, r) })";
-
-}  // namespace
-
 TEST_CASE("vjp of the tutorial's f matches JAX's forward and backward programs") {
-  JaxprRef f = parse_jaxpr(kTutorialF);
+  JaxprRef f = parse_jaxpr(golden::text("tutorial_f.jaxpr"));
   VjpResult r = vjp_jaxpr(*f);
   CHECK(r.num_residuals == 9);
-  CHECK(to_string(r.fwd) == kForward);
-  CHECK(to_string(r.bwd) == kBackward);
+  CHECK(to_string(r.fwd) == golden::text("tutorial_f_fwd.jaxpr"));
+  CHECK(to_string(r.bwd) == golden::text("tutorial_f_bwd.jaxpr"));
 }
 
 TEST_CASE("print_fwd_bwd columns lay out like the tutorial's rich table") {
-  JaxprRef f = parse_jaxpr(kTutorialF);
+  JaxprRef f = parse_jaxpr(golden::text("tutorial_f.jaxpr"));
   VjpResult r = vjp_jaxpr(*f);
   const char* expected =
       "  forward computation:                                         backward computation:\n"

@@ -3,6 +3,8 @@
 // preferred_element_type, so dot_general's params stay on one line).
 #include <catch2/catch.hpp>
 
+#include "tests/golden/golden.h"
+
 #include "ir/print/printer.h"
 #include "tests/print/builder.h"
 #include "tests/print/golden.h"
@@ -38,26 +40,7 @@ Jaxpr forward(bool preferred_f32, const std::string& outs) {
 
 TEST_CASE("tutorial source D: forward jaxpr") {
   check_golden(to_string(forward(true, "l a b c d g f j i m")),
-               R"J({ lambda ; a:f32[5,4] b:f32[6,5] c:f32[7,6] d:f32[4]. let
-    e:f32[5] = dot_general[
-      dimension_numbers=(([1], [0]), ([], []))
-      preferred_element_type=float32
-    ] a d
-    f:f32[5] = sin e
-    g:f32[5] = cos e
-    h:f32[6] = dot_general[
-      dimension_numbers=(([1], [0]), ([], []))
-      preferred_element_type=float32
-    ] b f
-    i:f32[6] = sin h
-    j:f32[6] = cos h
-    k:f32[7] = dot_general[
-      dimension_numbers=(([1], [0]), ([], []))
-      preferred_element_type=float32
-    ] c i
-    l:f32[7] = sin k
-    m:f32[7] = cos k
-  in (l, a, b, c, d, g, f, j, i, m) })J");
+               golden::text("tutorial_f_fwd.jaxpr"));
 }
 
 TEST_CASE("tutorial source D: backward jaxpr (the binder list wraps past column 80)") {
@@ -74,38 +57,7 @@ TEST_CASE("tutorial source D: backward jaxpr (the binder list wraps past column 
       .eqn("dot_general", "r:f32[4]", "q a", dot(dims({0}, {0}), true))
       .eqn("dot_general", "s:f32[5,4]", "q d", dot(dims({}, {}), true))
       .out("s p m r");
-  check_golden(
-      to_string(b.jaxpr()),
-      R"J({ lambda ; a:f32[5,4] b:f32[6,5] c:f32[7,6] d:f32[4] e:f32[5] f:f32[5] g:f32[6] h:f32[6]
-    i:f32[7] j:f32[7]. let
-    k:f32[7] = mul j i
-    l:f32[6] = dot_general[
-      dimension_numbers=(([0], [0]), ([], []))
-      preferred_element_type=float32
-    ] k c
-    m:f32[7,6] = dot_general[
-      dimension_numbers=(([], []), ([], []))
-      preferred_element_type=float32
-    ] k h
-    n:f32[6] = mul l g
-    o:f32[5] = dot_general[
-      dimension_numbers=(([0], [0]), ([], []))
-      preferred_element_type=float32
-    ] n b
-    p:f32[6,5] = dot_general[
-      dimension_numbers=(([], []), ([], []))
-      preferred_element_type=float32
-    ] n f
-    q:f32[5] = mul o e
-    r:f32[4] = dot_general[
-      dimension_numbers=(([0], [0]), ([], []))
-      preferred_element_type=float32
-    ] q a
-    s:f32[5,4] = dot_general[
-      dimension_numbers=(([], []), ([], []))
-      preferred_element_type=float32
-    ] q d
-  in (s, p, m, r) })J");
+  check_golden(to_string(b.jaxpr()), golden::text("tutorial_f_bwd.jaxpr"));
 }
 
 TEST_CASE("tutorial source A: dot_general params fit on one line") {
