@@ -2,48 +2,23 @@
 
 #include <fmt/format.h>
 
-#include <atomic>
 #include <cstring>
 #include <new>
 
 #include "ir/errors.h"
+#include "runtime/allocator.h"
 #include "runtime/dtype_dispatch.h"
 #include "runtime/scalar_convert.h"
 
 namespace cjax::runtime {
 namespace {
 
-// The tracking allocator: process-wide counters, updated atomically so buffers may be created and
-// dropped on any thread.
-std::atomic<size_t> g_live{0};
-std::atomic<size_t> g_peak{0};
-std::atomic<size_t> g_allocations{0};
-
-constexpr std::align_val_t kAlignment{64};
-
-void note_allocation(size_t n) {
-  size_t live = g_live.fetch_add(n, std::memory_order_relaxed) + n;
-  size_t peak = g_peak.load(std::memory_order_relaxed);
-  while (live > peak && !g_peak.compare_exchange_weak(peak, live, std::memory_order_relaxed)) {
-  }
-  g_allocations.fetch_add(1, std::memory_order_relaxed);
-}
-
-struct TrackedDeleter {
-  size_t nbytes;
-  void operator()(void* p) const {
-    ::operator delete(p, kAlignment);
-    g_live.fetch_sub(nbytes, std::memory_order_relaxed);
-  }
-};
-
+// Buffers own their storage through a shared_ptr whose deleter hands the block back.
 std::shared_ptr<void> tracked_allocate(size_t nbytes) {
-  // An empty array still gets a (1-byte) block so that the Buffer is non-null; it counts as 0.
-  void* p = ::operator new(nbytes == 0 ? 1 : nbytes, kAlignment);
-  // Counted first: should the control block's allocation throw, shared_ptr runs the deleter,
-  // which uncounts it.
-  note_allocation(nbytes);
-  return std::shared_ptr<void>(p, TrackedDeleter{nbytes});
+  // An empty array still gets a block so that the Buffer is non-null; it counts as 0 bytes.
+  void* p = tracked_malloc(nbytes);
+  // Should the control block's allocation throw, shared_ptr runs the deleter, which frees it.
+  return std::shared_ptr<void>(p, [](void* q) { tracked_free(q); });
 }
 
 void check_aval(const ShapedArray& aval, const char* what) {
@@ -75,15 +50,6 @@ constexpr bool matches_dtype(DType t) {
 }
 
 }  // namespace
-
-MemoryStats memory_stats() {
-  return {g_live.load(std::memory_order_relaxed), g_peak.load(std::memory_order_relaxed),
-          g_allocations.load(std::memory_order_relaxed)};
-}
-
-void reset_peak_bytes() {
-  g_peak.store(g_live.load(std::memory_order_relaxed));
-}
 
 Buffer Buffer::allocate(const ShapedArray& aval) {
   check_aval(aval, "allocate");
@@ -147,6 +113,14 @@ Buffer Buffer::from_const(const ConstValue& c) {
   b.aval_ = c.aval;
   // Buffers are immutable once a kernel has written them, so sharing the const's bytes is safe.
   b.storage_ = std::const_pointer_cast<void>(c.data);
+  return b;
+}
+
+Buffer Buffer::borrow(const ShapedArray& aval, void* data) {
+  check_aval(aval, "borrow");
+  Buffer b;
+  b.aval_ = aval;
+  b.storage_ = std::shared_ptr<void>(data, [](void*) {});
   return b;
 }
 

@@ -37,6 +37,8 @@ class Buffer {
   // Shares a jaxpr constant's bytes (no copy).
   static Buffer from_const(const ConstValue& c);
   ConstValue to_const() const;  // shares storage
+  // A view of memory someone else owns (compiled code's buffers); the caller keeps it alive.
+  static Buffer borrow(const ShapedArray& aval, void* data);
 
   explicit operator bool() const { return storage_ != nullptr; }
   const ShapedArray& aval() const { return aval_; }

@@ -3,6 +3,7 @@
 // ones; operands of another dtype than the output are converted to it first.
 #include <algorithm>
 
+#include "runtime/blas_dot.h"
 #include "runtime/kernels/int_math.h"
 #include "runtime/kernels/kernel_util.h"
 
@@ -84,6 +85,11 @@ void dot_general_kernel(const Params& params, std::span<const Buffer> in, std::s
     kernel_type_error("the result of {} x {} has shape {}, not {}", la.str_short(), ra.str_short(),
                       shape_str(want), oa.str_short());
 
+  // f32 and f64 go through BLAS, as compiled code does; other dtypes take the loops below.
+  if (blas_dot_supported(la, ra, oa)) {
+    run_dot(plan_dot(la, ra, dn, oa), lhs.data(), rhs.data(), out[0].data());
+    return;
+  }
   const std::vector<int64_t> ls = row_major_strides(la.shape), rs = row_major_strides(ra.shape);
   const std::vector<int64_t> lb = offsets_over(la.shape, ls, dn.lhs_batch);
   const std::vector<int64_t> rb = offsets_over(ra.shape, rs, dn.rhs_batch);

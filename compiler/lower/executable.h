@@ -1,0 +1,57 @@
+// Compiling a jaxpr to native CPU code through MLIR, and running it. This header is the back
+// end's public face and includes no MLIR or LLVM header.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "ir/jaxpr.h"
+#include "runtime/buffer.h"
+
+namespace cjax::lower {
+
+// How long each compile step took, and what the compiled code calls back into.
+struct CompileStats {
+  double lower_ms = 0, optimize_ms = 0, jit_ms = 0;
+  double total_ms() const { return lower_ms + optimize_ms + jit_ms; }
+  std::vector<std::string> runtime_calls;  // one line per call site, e.g. "dot_general via BLAS"
+};
+
+// What one run allocated: the outputs, and the peak of all buffers live during the call (the
+// arguments, the outputs and every intermediate the compiled code allocated).
+struct RunStats {
+  size_t output_bytes = 0;
+  size_t peak_bytes = 0;
+};
+
+class Executable {
+ public:
+  // Runs the compiled function. Throws cjax::TypeError when the arguments' types differ from the
+  // jaxpr's invars (consts are bound already), and rethrows what a runtime call raised.
+  std::vector<runtime::Buffer> run(std::span<const runtime::Buffer> args,
+                                   RunStats* stats = nullptr) const;
+  const std::vector<ShapedArray>& in_avals() const;
+  const std::vector<ShapedArray>& out_avals() const;
+  const CompileStats& compile_stats() const;
+
+  struct Impl;
+  explicit Executable(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+ private:
+  std::shared_ptr<Impl> impl_;
+};
+
+// Compiles `jaxpr` (its consts are bound into the executable). `where` names the program in
+// messages (an example's name or a file). Throws cjax::UnsupportedError naming the primitive
+// and `where` for an eqn that cannot be compiled, and cjax::Error with MLIR's diagnostic when
+// a pass or the JIT fails.
+std::shared_ptr<const Executable> compile(const Jaxpr& jaxpr, const std::string& where = "");
+
+// The module at a stage of the pipeline, as text: `mlir` right after lowering (tensors, linalg),
+// `lowered` after bufferization and lowering to the LLVM dialect, `llvm` as LLVM IR.
+enum class Stage { mlir, lowered, llvm };
+std::string lower_to_text(const Jaxpr& jaxpr, Stage stage, const std::string& where = "");
+
+}  // namespace cjax::lower

@@ -1,0 +1,87 @@
+// Runtime calls: eqns whose compiled form is a call back into C++ from the JIT'd code.
+// dot_general goes to OpenBLAS through a plan made at compile time; any primitive the other
+// rule files do not compile natively (integer division, cumulative ops, control flow, ...) runs
+// the interpreter's kernel on the compiled code's buffers.
+#include <fmt/format.h>
+#include <mlir/IR/Builders.h>
+
+#include <cstring>
+#include <exception>
+
+#include "compiler/lower/lowering.h"
+#include "compiler/lower/runtime_symbols.h"
+#include "ir/errors.h"
+#include "ir/primitive.h"
+#include "runtime/blas_dot.h"
+#include "runtime/interpreter.h"
+
+namespace cjax::lower {
+namespace {
+
+class DotCall final : public RuntimeCall {
+ public:
+  explicit DotCall(runtime::DotPlan plan) : plan_(std::move(plan)) {}
+  void run(void* const* p) const override { runtime::run_dot(plan_, p[0], p[1], p[2]); }
+  std::string describe() const override {
+    return fmt::format("dot_general via BLAS: {} x [{}x{}] @ [{}x{}]", plan_.batch, plan_.m,
+                       plan_.k, plan_.k, plan_.n);
+  }
+
+ private:
+  runtime::DotPlan plan_;
+};
+
+class KernelCall final : public RuntimeCall {
+ public:
+  KernelCall(const Eqn& e)
+      : prim_(e.prim),
+        params_(e.params),
+        in_avals_(avals_of(std::span<const Atom>(e.inputs))),
+        out_avals_(avals_of(std::span<const Var>(e.outputs))) {}
+
+  void run(void* const* p) const override {
+    std::vector<runtime::Buffer> ins;
+    for (size_t i = 0; i < in_avals_.size(); ++i)
+      ins.push_back(runtime::Buffer::borrow(in_avals_[i], p[i]));
+    std::vector<runtime::Buffer> outs = runtime::apply_primitive(*prim_, params_, ins, out_avals_);
+    for (size_t i = 0; i < outs.size(); ++i)
+      if (outs[i].nbytes() > 0) std::memcpy(p[ins.size() + i], outs[i].data(), outs[i].nbytes());
+  }
+  std::string describe() const override {
+    return fmt::format("{} via the interpreter's kernel", prim_->name);
+  }
+
+ private:
+  const Primitive* prim_;
+  Params params_;
+  std::vector<ShapedArray> in_avals_, out_avals_;
+};
+
+std::vector<mlir::Value> dot_general(EqnLowering& el, const std::vector<mlir::Value>& in) {
+  const ShapedArray& lhs = el.eqn.inputs[0].aval();
+  const ShapedArray& rhs = el.eqn.inputs[1].aval();
+  const ShapedArray& out = el.eqn.outputs[0].aval();
+  if (!runtime::blas_dot_supported(lhs, rhs, out))
+    not_native(el, "BLAS handles f32 and f64 operands of the output's dtype");
+  auto dn = DotDimensionNumbers::from_param(el.eqn.params.at("dimension_numbers"));
+  auto call = std::make_unique<DotCall>(runtime::plan_dot(lhs, rhs, dn, out));
+  return emit_runtime_call(el, std::move(call), in, {out});
+}
+
+}  // namespace
+
+std::vector<mlir::Value> kernel_fallback(EqnLowering& el, const std::vector<mlir::Value>& inputs,
+                                         const std::string& why) {
+  if (!runtime::has_kernel(el.eqn.prim->name))
+    throw UnsupportedError(unsupported_message(
+        el, fmt::format("{}, and the interpreter has no kernel for it either", why)));
+  auto call = std::make_unique<KernelCall>(el.eqn);
+  return emit_runtime_call(el, std::move(call), inputs,
+                           avals_of(std::span<const Var>(el.eqn.outputs)));
+}
+
+void register_runtime_call_rules(LowerRuleTable& t) {
+  t.add("dot_general", dot_general);
+}
+
+}  // namespace cjax::lower

@@ -1,0 +1,211 @@
+#include "compiler/lower/lowering.h"
+
+#include <fmt/format.h>
+#include <mlir/Dialect/Arith/IR/Arith.h>
+#include <mlir/Dialect/Bufferization/IR/Bufferization.h>
+#include <mlir/Dialect/Func/IR/FuncOps.h>
+#include <mlir/Dialect/Linalg/IR/Linalg.h>
+#include <mlir/Dialect/MemRef/IR/MemRef.h>
+#include <mlir/Dialect/Tensor/IR/Tensor.h>
+
+#include <map>
+#include <mutex>
+
+#include "ir/errors.h"
+#include "ir/primitive.h"
+
+namespace cjax::lower {
+namespace {
+
+class Table final : public LowerRuleTable {
+ public:
+  Table() {
+    register_elementwise_rules(*this);
+    register_structural_rules(*this);
+    register_reduction_rules(*this);
+    register_runtime_call_rules(*this);
+  }
+  void add(std::string_view prim, LowerRule rule) override {
+    rules_[std::string(prim)] = std::move(rule);
+  }
+  const LowerRule* find(std::string_view prim) const {
+    auto it = rules_.find(prim);
+    return it == rules_.end() ? nullptr : &it->second;
+  }
+
+ private:
+  std::map<std::string, LowerRule, std::less<>> rules_;
+};
+
+// Call-like primitives are lowered by lowering their callee inline: a jit boundary means nothing
+// to one compiled function, and remat2 has done its work once the backward program exists.
+const Jaxpr* callee_of(const Eqn& e) {
+  static const char* const kCalls[] = {"jit",
+                                       "pjit",
+                                       "closed_call",
+                                       "core_call",
+                                       "xla_call",
+                                       "remat2",
+                                       "remat",
+                                       "checkpoint",
+                                       "custom_jvp_call",
+                                       "custom_vjp_call",
+                                       "custom_vjp_call_jaxpr"};
+  bool is_call = false;
+  for (const char* c : kCalls) is_call = is_call || e.prim->name == c;
+  if (!is_call) return nullptr;
+  for (const char* key : {"jaxpr", "call_jaxpr", "fun_jaxpr"})
+    if (const ParamValue* v = e.params.find(key); v && v->is<JaxprRef>() && v->as<JaxprRef>())
+      return v->as<JaxprRef>().get();
+  return nullptr;
+}
+
+std::string location_of(const Eqn& e) {
+  std::string s = e.source.summarize();
+  return s.empty() ? "" : " (" + s + ")";
+}
+
+// A constant tensor with a const's bytes (sub-jaxpr consts; top-level ones are arguments).
+mlir::Value const_tensor(mlir::OpBuilder& b, mlir::Location loc, const ConstValue& c) {
+  if (!c.data)
+    throw UnsupportedError(
+        fmt::format("lower: the constant {} has no value (elided)", c.aval.str_short()));
+  auto type = tensor_type(b, c.aval, "constant");
+  const char* bytes = static_cast<const char*>(c.data.get());
+  auto attr =
+      mlir::DenseElementsAttr::getFromRawBuffer(type, llvm::ArrayRef<char>(bytes, c.aval.nbytes()));
+  return b.create<mlir::arith::ConstantOp>(loc, type, attr);
+}
+
+}  // namespace
+
+const LowerRule* find_lower_rule(std::string_view prim) {
+  static const Table table;
+  return table.find(prim);
+}
+
+void not_native(const EqnLowering& el, const std::string& why) {
+  throw NotNative{why};
+}
+
+std::string unsupported_message(const EqnLowering& el, const std::string& what) {
+  return fmt::format("lower: {}: {}{}{}", el.eqn.prim->name, what, location_of(el.eqn),
+                     el.state.where.empty() ? "" : " in " + el.state.where);
+}
+
+std::vector<mlir::Value> lower_jaxpr_body(LoweringState& state, const Jaxpr& jaxpr,
+                                          const std::vector<mlir::Value>& args) {
+  std::unordered_map<const void*, mlir::Value> env;
+  mlir::OpBuilder& b = state.b;
+  const mlir::Location unknown = b.getUnknownLoc();
+  size_t next = 0;
+  const bool consts_given = args.size() == jaxpr.constvars.size() + jaxpr.invars.size();
+  for (size_t i = 0; i < jaxpr.constvars.size(); ++i) {
+    if (consts_given)
+      env[jaxpr.constvars[i].id()] = args[next++];
+    else if (i < jaxpr.consts.size())
+      env[jaxpr.constvars[i].id()] = const_tensor(b, unknown, jaxpr.consts[i]);
+    else
+      throw UnsupportedError("lower: a sub-jaxpr's constvar has no value");
+  }
+  if (args.size() - next != jaxpr.invars.size())
+    throw TypeError(fmt::format("lower: {} arguments for a jaxpr of {} inputs", args.size() - next,
+                                jaxpr.invars.size()));
+  for (const Var& v : jaxpr.invars) env[v.id()] = args[next++];
+
+  auto value_of = [&](const Atom& a) -> mlir::Value {
+    if (a.is_literal()) return literal_tensor(b, unknown, a.literal());
+    auto it = env.find(a.var().id());
+    if (it == env.end()) throw VerifyError("lower: a variable is read before it is defined");
+    return it->second;
+  };
+
+  for (const Eqn& e : jaxpr.eqns) {
+    std::vector<mlir::Value> ins;
+    for (const Atom& a : e.inputs) ins.push_back(value_of(a));
+    std::vector<mlir::Value> outs;
+    if (const Jaxpr* callee = callee_of(e)) {
+      outs = lower_jaxpr_body(state, *callee, ins);
+    } else {
+      const LowerRule* rule = find_lower_rule(e.prim->name);
+      EqnLowering el{state, e, unknown};
+      try {
+        if (!rule) not_native(el, "no lowering rule for this primitive");
+        outs = (*rule)(el, ins);
+      } catch (const NotNative& n) {
+        outs = kernel_fallback(el, ins, n.why);
+      }
+    }
+    if (outs.size() != e.outputs.size())
+      throw Error(fmt::format("lower: {}: the rule made {} results for {} outputs", e.prim->name,
+                              outs.size(), e.outputs.size()));
+    for (size_t i = 0; i < outs.size(); ++i) env[e.outputs[i].id()] = outs[i];
+  }
+  std::vector<mlir::Value> results;
+  for (const Atom& a : jaxpr.outvars) results.push_back(value_of(a));
+  return results;
+}
+
+mlir::OwningOpRef<mlir::ModuleOp> lower_to_module(mlir::MLIRContext& ctx, const Jaxpr& jaxpr,
+                                                  std::vector<std::unique_ptr<RuntimeCall>>& calls,
+                                                  const std::string& where) {
+  mlir::OpBuilder b(&ctx);
+  const mlir::Location loc = b.getUnknownLoc();
+  mlir::OwningOpRef<mlir::ModuleOp> module = mlir::ModuleOp::create(loc);
+  b.setInsertionPointToEnd(module->getBody());
+
+  // The callback every runtime call goes through: (handle, pointers of its buffers).
+  auto index_buf = mlir::MemRefType::get({mlir::ShapedType::kDynamic}, b.getIndexType());
+  auto callback = b.create<mlir::func::FuncOp>(
+      loc, kRuntimeCallSymbol, b.getFunctionType({b.getI64Type(), b.getI64Type(), index_buf}, {}));
+  callback.setPrivate();
+
+  std::vector<mlir::Type> arg_types = {b.getI64Type()};
+  std::vector<ShapedArray> in_avals;
+  for (const Var& v : jaxpr.constvars) in_avals.push_back(v.aval());
+  for (const Var& v : jaxpr.invars) in_avals.push_back(v.aval());
+  for (const ShapedArray& a : in_avals) arg_types.push_back(memref_type(b, a, "argument"));
+  const auto out_avals = jaxpr.out_avals();
+  for (const ShapedArray& a : out_avals) arg_types.push_back(memref_type(b, a, "output"));
+  auto func = b.create<mlir::func::FuncOp>(loc, "main", b.getFunctionType(arg_types, {}));
+  func->setAttr("llvm.emit_c_interface", b.getUnitAttr());
+  mlir::Block* entry = func.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+
+  LoweringState state{b, *module, calls, {}, where, entry->getArgument(0)};
+  // Block argument k + 1 is memref argument k (after the call table).
+  auto memref_arg = [&](size_t k) { return entry->getArgument(static_cast<unsigned>(k + 1)); };
+  std::vector<mlir::Value> args;
+  for (size_t i = 0; i < in_avals.size(); ++i)
+    args.push_back(
+        b.create<mlir::bufferization::ToTensorOp>(loc, memref_arg(i), /*restrict=*/true));
+  // An output a runtime call produces may be written straight into the caller's buffer, when it
+  // is returned once and is not also an input.
+  std::unordered_map<const void*, int> uses;
+  for (const Atom& a : jaxpr.outvars)
+    if (a.is_var()) ++uses[a.var().id()];
+  for (const Var& v : jaxpr.constvars) uses[v.id()] += 2;
+  for (const Var& v : jaxpr.invars) uses[v.id()] += 2;
+  for (size_t i = 0; i < jaxpr.outvars.size(); ++i) {
+    const Atom& a = jaxpr.outvars[i];
+    if (a.is_var() && uses[a.var().id()] == 1)
+      state.output_buffers[a.var().id()] = memref_arg(in_avals.size() + i);
+  }
+
+  std::vector<mlir::Value> results = lower_jaxpr_body(state, jaxpr, args);
+  for (size_t i = 0; i < results.size(); ++i) {
+    mlir::Value dest = memref_arg(in_avals.size() + i);
+    // A result already in its buffer (to_tensor of that very buffer) needs no copy.
+    if (auto t = results[i].getDefiningOp<mlir::bufferization::ToTensorOp>();
+        t && t.getMemref() == dest)
+      continue;
+    auto m = b.create<mlir::bufferization::MaterializeInDestinationOp>(loc, mlir::TypeRange{},
+                                                                       results[i], dest);
+    m.setRestrict(true);
+    m.setWritable(true);
+  }
+  b.create<mlir::func::ReturnOp>(loc);
+  return module;
+}
+
+}  // namespace cjax::lower

@@ -1,0 +1,33 @@
+// Internal to compiler/lower/: the MLIR context every compile uses, and the pass pipeline from
+// the lowered tensor program to the LLVM dialect.
+#pragma once
+
+#include <mlir/IR/BuiltinOps.h>
+#include <mlir/IR/MLIRContext.h>
+
+#include <memory>
+#include <string>
+
+namespace cjax::lower {
+
+// A fresh context with every dialect, extension and translation the pipeline needs.
+std::unique_ptr<mlir::MLIRContext> make_context();
+
+// Collects MLIR's diagnostics while alive, so failures carry MLIR's own words.
+class DiagnosticCollector {
+ public:
+  explicit DiagnosticCollector(mlir::MLIRContext& ctx);
+  ~DiagnosticCollector();
+  std::string text() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Verifies the lowered module, then fuses, bufferizes and lowers it to the LLVM dialect.
+// Throws cjax::Error with the diagnostics on failure.
+void run_pipeline(mlir::ModuleOp module, DiagnosticCollector& diags);
+void verify_module(mlir::ModuleOp module, DiagnosticCollector& diags);
+
+}  // namespace cjax::lower
