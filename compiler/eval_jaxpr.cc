@@ -4,7 +4,9 @@
 
 #include <unordered_map>
 
+#include "compiler/backend.h"
 #include "compiler/bind.h"
+#include "compiler/trace.h"
 #include "ir/errors.h"
 
 namespace cjax {
@@ -14,6 +16,36 @@ Array literal_value(const Literal& l) {
   ShapedArray aval(l.aval.dtype, {}, false);
   return Array::from_buffer(runtime::Buffer::full(aval, l.as_double()), l.aval.weak_type);
 }
+
+namespace {
+
+// A whole program on concrete arrays, outside any trace, goes to the installed back end.
+bool run_on_backend(const Jaxpr& jaxpr, std::span<const Array> consts, std::span<const Array> args,
+                    std::vector<Array>& outs) {
+  if (jaxpr.eqns.empty() || is_tracing()) return false;
+  std::shared_ptr<Backend> backend = current_backend();
+  if (!backend) return false;
+  std::vector<runtime::Buffer> c, a;
+  for (const Array& x : consts) {
+    if (!x.is_concrete()) return false;
+    c.push_back(x.buffer());
+  }
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (!args[i].is_concrete()) return false;
+    if (!args[i].aval().same_type(jaxpr.invars[i].aval()))
+      throw TypeError(
+          fmt::format("eval_jaxpr: an argument of type {} given for a variable of "
+                      "type {}",
+                      args[i].aval().str_short(), jaxpr.invars[i].aval().str_short()));
+    a.push_back(args[i].buffer());
+  }
+  std::vector<runtime::Buffer> results = backend->run(jaxpr, c, a);
+  for (size_t i = 0; i < results.size(); ++i)
+    outs.push_back(Array::from_buffer(std::move(results[i]), jaxpr.outvars[i].aval().weak_type));
+  return true;
+}
+
+}  // namespace
 
 std::vector<Array> eval_jaxpr(const Jaxpr& jaxpr, std::span<const Array> consts,
                               std::span<const Array> args) {
@@ -32,6 +64,8 @@ std::vector<Array> eval_jaxpr(const Jaxpr& jaxpr, std::span<const Array> consts,
   if (args.size() != jaxpr.invars.size())
     throw TypeError(
         fmt::format("eval_jaxpr: {} arguments for {} invars", args.size(), jaxpr.invars.size()));
+
+  if (std::vector<Array> outs; run_on_backend(jaxpr, consts, args, outs)) return outs;
 
   std::unordered_map<Var, Array, VarHash> env;
   auto bind_var = [&](const Var& v, const Array& x, const char* what) {

@@ -248,9 +248,9 @@ void register_elementwise_rules(LowerRuleTable& t) {
   t.add("nextafter", float_rule(libm("nextafterf")));
   t.add("exp", float_rule(unary_op<math::ExpOp>()));
   t.add("exp2", float_rule(unary_op<math::Exp2Op>()));
-  t.add("expm1", float_rule(unary_op<math::ExpM1Op>()));
+  t.add("expm1", float_rule(libm("expm1f")));
   t.add("log", float_rule(unary_op<math::LogOp>()));
-  t.add("log1p", float_rule(unary_op<math::Log1pOp>()));
+  t.add("log1p", float_rule(libm("log1pf")));
   t.add("tanh", float_rule(unary_op<math::TanhOp>()));
   t.add("sin", float_rule(unary_op<math::SinOp>()));
   t.add("cos", float_rule(unary_op<math::CosOp>()));

@@ -1,0 +1,35 @@
+// Timing a training step the way `cjax bench` reports it: the program's forward (outputs and
+// residuals) and backward (residuals and cotangent -> gradients) compiled as two executables,
+// the residuals living in runtime buffers between them.
+#pragma once
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "ir/jaxpr.h"
+#include "runtime/buffer.h"
+
+namespace cjax::lower {
+
+struct Timing {
+  double min_ms = 0, median_ms = 0, max_ms = 0;
+};
+
+struct StepReport {
+  double compile_ms = 0;  // both executables: lowering, passes and JIT
+  Timing fwd, bwd, step;  // step = forward then backward, back to back
+  size_t residual_bytes = 0;
+  size_t peak_bytes = 0;  // the most bytes live during a step, arguments included
+  int repetitions = 0;
+  std::vector<std::string> runtime_calls;  // what the compiled code calls back into
+};
+
+// Compiles and times the step of `jaxpr` (one float output, differentiated with a cotangent of
+// ones) on `inputs`: `warmup` untimed steps, then `repetitions` timed ones. `wrt[i]` false
+// leaves input i's gradient out of the backward program (empty: every input's).
+StepReport bench_step(const Jaxpr& jaxpr, std::span<const runtime::Buffer> inputs,
+                      const std::string& where, int warmup, int repetitions,
+                      const std::vector<bool>& wrt = {});
+
+}  // namespace cjax::lower
