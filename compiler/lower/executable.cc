@@ -50,6 +50,16 @@ std::vector<int64_t> descriptor(const runtime::Buffer& b) {
   return d;
 }
 
+// Threads pay off only for loops of many elements; a program without any compiles faster (no
+// async runtime code) and runs without task overhead.
+bool worth_parallel_loops(const Jaxpr& j) {
+  constexpr int64_t kMinElements = int64_t{1} << 16;
+  for (const Eqn& e : j.eqns)
+    for (const Var& v : e.outputs)
+      if (v.aval().size() >= kMinElements) return true;
+  return false;
+}
+
 std::string program_name(const std::string& where) {
   return where.empty() ? "the program" : where;
 }
@@ -77,7 +87,7 @@ std::shared_ptr<const Executable> compile(const Jaxpr& jaxpr, const std::string&
   }
 
   t0 = Clock::now();
-  run_pipeline(*module, diags);
+  run_pipeline(*module, diags, worth_parallel_loops(jaxpr));
   impl->stats.optimize_ms = ms_since(t0);
 
   t0 = Clock::now();
@@ -94,6 +104,9 @@ std::shared_ptr<const Executable> compile(const Jaxpr& jaxpr, const std::string&
     for (auto [name, address] : runtime_symbols())
       map[interner(llvm::StringRef(name.data(), name.size()))] = {
           llvm::orc::ExecutorAddr::fromPtr(address), llvm::JITSymbolFlags::Exported};
+    for (const auto& [name, address] : async_runtime_symbols())
+      map[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(address),
+                             llvm::JITSymbolFlags::Exported};
     return map;
   });
   auto entry = impl->engine->lookupPacked("_mlir_ciface_main");
@@ -168,7 +181,7 @@ std::string lower_to_text(const Jaxpr& jaxpr, Stage stage, const std::string& wh
     module->print(os);
     return os.str();
   }
-  run_pipeline(*module, diags);
+  run_pipeline(*module, diags, worth_parallel_loops(jaxpr));
   if (stage == Stage::lowered) {
     module->print(os);
     return os.str();

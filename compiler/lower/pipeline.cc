@@ -14,7 +14,13 @@
 #include <mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h>
 #include <mlir/Transforms/GreedyPatternRewriteDriver.h>
 
+#include <dlfcn.h>
+#include <llvm/ADT/StringMap.h>
+
+#include <algorithm>
+#include <filesystem>
 #include <mutex>
+#include <thread>
 
 #include "ir/errors.h"
 
@@ -29,24 +35,37 @@ namespace {
 // route would compute exp(x) - 1 and log(1 + x), losing precision near 0.) (Parsed into a
 // module-anchored pass manager, so the pipeline is the module's contents, without a
 // builtin.module(...) wrapper.)
-constexpr const char* kPipeline =
-    "func.func(linalg-fuse-elementwise-ops),"
-    "canonicalize,"
-    "one-shot-bufferize,"
-    "canonicalize,"
-    "buffer-deallocation-pipeline,"
-    "func.func(convert-linalg-to-loops),"
-    "expand-strided-metadata,"
-    "lower-affine,"
-    "convert-scf-to-cf,"
-    "finalize-memref-to-llvm{use-generic-functions=true},"
-    "convert-math-to-llvm,"
-    "convert-math-to-libm,"
-    "convert-arith-to-llvm,"
-    "convert-index-to-llvm,"
-    "convert-func-to-llvm,"
-    "convert-cf-to-llvm,"
-    "reconcile-unrealized-casts";
+std::string pipeline(bool parallel) {
+  const unsigned workers = std::max(1u, std::thread::hardware_concurrency());
+  // Parallel loops become async tasks over the async runtime's thread pool: one block per worker
+  // at most, none smaller than 16K iterations, and a loop too small to split runs inline.
+  const std::string loops = parallel
+                                ? fmt::format(
+                                      "func.func(convert-linalg-to-parallel-loops),"
+                                      "async-parallel-for{{async-dispatch=false num-workers={} "
+                                      "min-task-size=16384}},"
+                                      "async-to-async-runtime,async-runtime-ref-counting,"
+                                      "async-runtime-ref-counting-opt,convert-async-to-llvm,",
+                                      workers)
+                                : std::string("func.func(convert-linalg-to-loops),");
+  return "func.func(linalg-fuse-elementwise-ops),"
+         "canonicalize,"
+         "one-shot-bufferize,"
+         "canonicalize,"
+         "buffer-deallocation-pipeline," +
+         loops +
+         "expand-strided-metadata,"
+         "lower-affine,"
+         "convert-scf-to-cf,"
+         "finalize-memref-to-llvm{use-generic-functions=true},"
+         "convert-math-to-llvm,"
+         "convert-math-to-libm,"
+         "convert-arith-to-llvm,"
+         "convert-index-to-llvm,"
+         "convert-func-to-llvm,"
+         "convert-cf-to-llvm,"
+         "reconcile-unrealized-casts";
+}
 
 void init_once() {
   static std::once_flag once;
@@ -100,7 +119,28 @@ void verify_module(mlir::ModuleOp module, DiagnosticCollector& diags) {
     throw Error(fmt::format("lower: the lowered module is not valid MLIR: {}", diags.text()));
 }
 
-void run_pipeline(mlir::ModuleOp module, DiagnosticCollector& diags) {
+const std::vector<std::pair<std::string, void*>>& async_runtime_symbols() {
+  // Loaded once and never unloaded. The library's init hook creates the process's async runtime
+  // and names its functions; every engine then resolves them from this list. (Handing the library
+  // to each ExecutionEngine instead would tear the runtime down whenever any engine is destroyed,
+  // under the feet of the engines still alive.)
+  static const std::vector<std::pair<std::string, void*>> symbols = [] {
+    std::vector<std::pair<std::string, void*>> out;
+    if (!std::filesystem::exists(CJAX_MLIR_ASYNC_RUNTIME)) return out;
+    void* lib = dlopen(CJAX_MLIR_ASYNC_RUNTIME, RTLD_NOW | RTLD_LOCAL);
+    if (!lib) return out;
+    using InitFn = void (*)(llvm::StringMap<void*>&);
+    auto init = reinterpret_cast<InitFn>(dlsym(lib, "__mlir_execution_engine_init"));
+    if (!init) return out;
+    llvm::StringMap<void*> exported;
+    init(exported);
+    for (const auto& e : exported) out.emplace_back(e.getKey().str(), e.getValue());
+    return out;
+  }();
+  return symbols;
+}
+
+void run_pipeline(mlir::ModuleOp module, DiagnosticCollector& diags, bool parallel) {
   verify_module(module, diags);
   // f32 tanh and erf as polynomials (a few ulp from libm's): plain arithmetic the loop
   // vectorizer handles, where a libm call per element would dominate a GELU layer.
@@ -112,7 +152,8 @@ void run_pipeline(mlir::ModuleOp module, DiagnosticCollector& diags) {
   mlir::PassManager pm(module.getContext());
   std::string parse_errors;
   llvm::raw_string_ostream os(parse_errors);
-  if (mlir::failed(mlir::parsePassPipeline(kPipeline, pm, os)))
+  if (mlir::failed(
+          mlir::parsePassPipeline(pipeline(parallel && !async_runtime_symbols().empty()), pm, os)))
     throw Error(fmt::format("lower: bad pass pipeline: {}", os.str()));
   if (mlir::failed(pm.run(module)))
     throw Error(fmt::format("lower: the MLIR pass pipeline failed: {}", diags.text()));

@@ -7,6 +7,8 @@
 
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace cjax::lower {
 
@@ -25,9 +27,14 @@ class DiagnosticCollector {
   std::unique_ptr<Impl> impl_;
 };
 
-// Verifies the lowered module, then fuses, bufferizes and lowers it to the LLVM dialect.
-// Throws cjax::Error with the diagnostics on failure.
-void run_pipeline(mlir::ModuleOp module, DiagnosticCollector& diags);
+// Verifies the lowered module, then fuses, bufferizes and lowers it to the LLVM dialect;
+// `parallel` runs its parallel loops on the async runtime's threads. Throws cjax::Error with
+// the diagnostics on failure.
+void run_pipeline(mlir::ModuleOp module, DiagnosticCollector& diags, bool parallel);
 void verify_module(mlir::ModuleOp module, DiagnosticCollector& diags);
+
+// The functions of MLIR's async runtime, which runs the compiled parallel loops on a thread
+// pool, by name; empty when the library is not installed (loops then run on one thread).
+const std::vector<std::pair<std::string, void*>>& async_runtime_symbols();
 
 }  // namespace cjax::lower
