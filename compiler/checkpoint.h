@@ -99,8 +99,9 @@ class Checkpointed {
         proto.emplace(std::move(r));
         return out;
       };
-      t = detail::make_remat_trace(detail::trace_flat(flat, {}, "checkpoint", body),
-                                   std::any(std::move(*proto)));
+      // Trace first: `body` sets `proto` (function arguments are evaluated in no fixed order).
+      TracedFunction traced = detail::trace_flat(flat, {}, "checkpoint", body);
+      t = detail::make_remat_trace(std::move(traced), std::any(std::move(*proto)));
       cache_->insert(key, *t);
     }
     std::vector<Array> outs = detail::bind_remat(*t, flat, policy_, prevent_cse_, src_);

@@ -12,6 +12,7 @@ const std::vector<Example>& all() {
     register_tutorial_examples(out);
     register_block_examples(out);
     register_checkpoint_examples(out);
+    register_control_flow_examples(out);
     return out;
   }();
   return examples;

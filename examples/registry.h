@@ -30,5 +30,6 @@ const Example& get(std::string_view name);
 void register_tutorial_examples(std::vector<Example>& out);
 void register_block_examples(std::vector<Example>& out);
 void register_checkpoint_examples(std::vector<Example>& out);
+void register_control_flow_examples(std::vector<Example>& out);
 
 }  // namespace cjax::examples

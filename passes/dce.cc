@@ -4,6 +4,7 @@
 #include <unordered_set>
 
 #include "ir/primitive.h"
+#include "passes/control_flow/register.h"
 #include "passes/util.h"
 
 namespace cjax {
@@ -15,6 +16,7 @@ namespace {
 Eqn prune_call(const Eqn& e, const std::vector<bool>& used) {
   const std::string& n = e.prim->name;
   bool all_used = std::all_of(used.begin(), used.end(), [](bool u) { return u; });
+  if (n == "scan" || n == "cond") return control_flow_dce(e, used);
   if (all_used || (n != "jit" && n != "remat2")) return e;
   const Jaxpr& body = *e.params.get_jaxpr("jaxpr");
   if (!body.constvars.empty()) return e;

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
+#include <string>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -15,6 +17,7 @@
 #include "passes/jvp.h"
 #include "passes/partial_eval.h"
 #include "passes/policies.h"
+#include "passes/rules.h"
 #include "passes/transpose.h"
 #include "passes/util.h"
 
@@ -91,13 +94,24 @@ NestedSplit split_nested_remat(const Eqn& eqn, const std::vector<bool>& unks_in,
   return r;
 }
 
+std::map<std::string, PartialEvalCustomRule, std::less<>>& custom_rule_table() {
+  static std::map<std::string, PartialEvalCustomRule, std::less<>> t;
+  return t;
+}
+
 }  // namespace
+
+void register_partial_eval_custom_rule(std::string_view prim, PartialEvalCustomRule rule) {
+  custom_rule_table()[std::string(prim)] = std::move(rule);
+}
 
 CustomPartialEval partial_eval_jaxpr_custom(const Jaxpr& jaxpr, const std::vector<bool>& in_unknown,
                                             const std::vector<bool>& in_inst,
                                             const std::vector<bool>& ensure_out_unknown,
                                             const std::vector<bool>& ensure_out_inst,
                                             const PolicyRef& policy) {
+  ensure_pass_rules();
+  const auto& custom_rules = custom_rule_table();
   std::unordered_map<Var, Flags, VarHash> env;
   ResidualSet residuals;
   std::vector<Eqn> known_eqns, staged_eqns;
@@ -130,6 +144,15 @@ CustomPartialEval partial_eval_jaxpr_custom(const Jaxpr& jaxpr, const std::vecto
       NestedSplit s = split_nested_remat(eqn, unks_in, inst_in, policy);
       known_eqns.push_back(std::move(s.known));
       staged_eqns.push_back(std::move(s.staged));
+      for (const Var& r : s.residuals) residuals.add(r);
+      for (size_t i = 0; i < eqn.outputs.size(); ++i)
+        write(eqn.outputs[i], {s.unks_out[i], s.inst_out[i]});
+      continue;
+    }
+    if (auto rule = custom_rules.find(eqn.prim->name); rule != custom_rules.end()) {
+      CustomRuleResult s = rule->second(eqn, unks_in, inst_in, policy);
+      for (Eqn& e : s.known_eqns) known_eqns.push_back(std::move(e));
+      for (Eqn& e : s.staged_eqns) staged_eqns.push_back(std::move(e));
       for (const Var& r : s.residuals) residuals.add(r);
       for (size_t i = 0; i < eqn.outputs.size(); ++i)
         write(eqn.outputs[i], {s.unks_out[i], s.inst_out[i]});

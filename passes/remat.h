@@ -3,6 +3,8 @@
 // way JAX's do.
 #pragma once
 
+#include <functional>
+#include <string_view>
 #include <vector>
 
 #include "ir/jaxpr.h"
@@ -31,6 +33,20 @@ CustomPartialEval partial_eval_jaxpr_custom(const Jaxpr& jaxpr, const std::vecto
                                             const std::vector<bool>& ensure_out_unknown,
                                             const std::vector<bool>& ensure_out_inst,
                                             const PolicyRef& policy);
+
+// A primitive's own rule for partial_eval_jaxpr_custom (scan's: the policy applies inside its
+// body). Given the eqn and its inputs' flags, the eqns of the known side, those of the staged
+// side, the flags of its outputs, and the known vars the staged eqns read that are not
+// instantiated (residuals). Called for every eqn of the primitive, known or not.
+struct CustomRuleResult {
+  std::vector<Eqn> known_eqns, staged_eqns;
+  std::vector<bool> unks_out, inst_out;
+  std::vector<Var> residuals;
+};
+using PartialEvalCustomRule =
+    std::function<CustomRuleResult(const Eqn& eqn, const std::vector<bool>& unks_in,
+                                   const std::vector<bool>& inst_in, const PolicyRef& policy)>;
+void register_partial_eval_custom_rule(std::string_view prim, PartialEvalCustomRule rule);
 
 // Inserts `v = reduce_precision[exponent_bits mantissa_bits] v'` after the producer of every
 // floating residual that another known eqn also reads (JAX PR #22244), so the forward pass and the

@@ -3,6 +3,7 @@
 #include <mutex>
 
 #include "passes/ad_rules/register.h"
+#include "passes/control_flow/register.h"
 #include "passes/jit_rules.h"
 #include "passes/remat.h"
 
@@ -14,6 +15,7 @@ void ensure_pass_rules() {
     ensure_builtin_ad_rules();
     register_remat_rules();
     register_jit_rules();
+    register_control_flow_rules();
   });
 }
 

@@ -20,9 +20,13 @@ case "$mode" in
     export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
     run_suite build-asan --sanitize
     ;;
-  --release-only) run_suite build ;;
+  --release-only)
+    run_suite build
+    bash scripts/consumer.sh build  # a separate project against an installed cjax
+    ;;
   "")
     run_suite build
+    bash scripts/consumer.sh build
     export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
     run_suite build-asan --sanitize
     ;;

@@ -25,6 +25,7 @@ struct Executable::Impl {
   void (*entry)(void**) = nullptr;
   std::vector<runtime::Buffer> consts;
   std::vector<ShapedArray> in_avals, out_avals;
+  std::vector<int> forwarded;  // see forwarded_inputs
   CompileStats stats;
   std::string where;
 };
@@ -71,6 +72,7 @@ std::shared_ptr<const Executable> compile(const Jaxpr& jaxpr, const std::string&
   impl->where = where;
   impl->in_avals = jaxpr.in_avals();
   impl->out_avals = jaxpr.out_avals();
+  impl->forwarded = forwarded_inputs(jaxpr);
   if (jaxpr.consts.size() != jaxpr.constvars.size())
     throw UnsupportedError(
         fmt::format("lower: {} has constvars without values", program_name(where)));
@@ -133,14 +135,19 @@ std::vector<runtime::Buffer> Executable::run(std::span<const runtime::Buffer> ar
           args[i] ? args[i].aval().str_short() : "<empty>", m.in_avals[nconst + i].str_short()));
   const runtime::MemoryStats before = runtime::memory_stats();
   if (stats) runtime::reset_peak_bytes();
+  auto input = [&](size_t k) -> const runtime::Buffer& {
+    return k < nconst ? m.consts[k] : args[k - nconst];
+  };
   std::vector<runtime::Buffer> outs;
-  for (const ShapedArray& a : m.out_avals) outs.push_back(runtime::Buffer::allocate(a));
+  for (size_t i = 0; i < m.out_avals.size(); ++i)
+    outs.push_back(m.forwarded[i] >= 0 ? input(static_cast<size_t>(m.forwarded[i]))
+                                       : runtime::Buffer::allocate(m.out_avals[i]));
 
   std::vector<std::vector<int64_t>> descriptors;
   descriptors.reserve(m.in_avals.size() + outs.size());
-  for (const runtime::Buffer& c : m.consts) descriptors.push_back(descriptor(c));
-  for (const runtime::Buffer& a : args) descriptors.push_back(descriptor(a));
-  for (const runtime::Buffer& o : outs) descriptors.push_back(descriptor(o));
+  for (size_t k = 0; k < m.in_avals.size(); ++k) descriptors.push_back(descriptor(input(k)));
+  for (size_t i = 0; i < outs.size(); ++i)
+    if (m.forwarded[i] < 0) descriptors.push_back(descriptor(outs[i]));
   // The packed entry takes one pointer per argument, each to the argument's value: here a
   // pointer to its descriptor.
   auto table = static_cast<int64_t>(reinterpret_cast<intptr_t>(m.call_table.data()));
@@ -152,7 +159,8 @@ std::vector<runtime::Buffer> Executable::run(std::span<const runtime::Buffer> ar
   if (std::exception_ptr e = take_runtime_error()) std::rethrow_exception(e);
   if (stats) {
     stats->output_bytes = 0;
-    for (const runtime::Buffer& o : outs) stats->output_bytes += o.nbytes();
+    for (size_t i = 0; i < outs.size(); ++i)
+      if (m.forwarded[i] < 0) stats->output_bytes += outs[i].nbytes();
     stats->peak_bytes = runtime::memory_stats().peak_bytes;
     (void)before;
   }

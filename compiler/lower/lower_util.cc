@@ -109,15 +109,25 @@ mlir::Value generic_op(EqnLowering& el, const std::vector<mlir::Value>& inputs,
 mlir::Value elementwise(EqnLowering& el, const std::vector<mlir::Value>& inputs,
                         const ShapedArray& out, const ScalarBody& body) {
   mlir::OpBuilder& b = el.b();
+  mlir::MLIRContext* ctx = b.getContext();
   const auto rank = static_cast<unsigned>(out.shape.size());
-  auto id = b.getMultiDimIdentityMap(rank);
+  // Operands broadcast as jaxprs allow: a rank-0 operand, and size-1 dimensions (aligned from
+  // the right) stretched to the output's size, which read index 0.
   std::vector<mlir::AffineMap> maps;
   for (mlir::Value v : inputs) {
-    auto t = mlir::cast<mlir::RankedTensorType>(v.getType());
-    maps.push_back(t.getRank() == 0 && rank > 0 ? mlir::AffineMap::get(rank, 0, b.getContext())
-                                                : id);
+    auto shape = mlir::cast<mlir::RankedTensorType>(v.getType()).getShape();
+    const size_t offset = rank - shape.size();
+    std::vector<mlir::AffineExpr> exprs;
+    for (size_t i = 0; i < shape.size(); ++i) {
+      const size_t d = offset + i;
+      exprs.push_back(shape[i] == 1 && out.shape[d] != 1
+                          ? mlir::getAffineConstantExpr(0, ctx)
+                          : mlir::getAffineDimExpr(static_cast<unsigned>(d), ctx));
+    }
+    maps.push_back(mlir::AffineMap::get(rank, 0, exprs, ctx));
   }
-  return generic_op(el, inputs, maps, id, rank, {}, empty_tensor(el, out), body);
+  return generic_op(el, inputs, maps, b.getMultiDimIdentityMap(rank), rank, {},
+                    empty_tensor(el, out), body);
 }
 
 std::vector<mlir::Value> emit_runtime_call(EqnLowering& el, std::unique_ptr<RuntimeCall> call,

@@ -61,8 +61,7 @@ const Jaxpr* callee_of(const Eqn& e) {
 }
 
 std::string location_of(const Eqn& e) {
-  std::string s = e.source.summarize();
-  return s.empty() ? "" : " (" + s + ")";
+  return e.source.known() ? " at " + e.source.summarize() : "";
 }
 
 // A constant tensor with a const's bytes (sub-jaxpr consts; top-level ones are arguments).
@@ -146,6 +145,19 @@ std::vector<mlir::Value> lower_jaxpr_body(LoweringState& state, const Jaxpr& jax
   return results;
 }
 
+std::vector<int> forwarded_inputs(const Jaxpr& jaxpr) {
+  std::unordered_map<const void*, int> position;
+  int k = 0;
+  for (const Var& v : jaxpr.constvars) position.emplace(v.id(), k++);
+  for (const Var& v : jaxpr.invars) position.emplace(v.id(), k++);
+  std::vector<int> out;
+  for (const Atom& a : jaxpr.outvars) {
+    auto it = a.is_var() ? position.find(a.var().id()) : position.end();
+    out.push_back(it == position.end() ? -1 : it->second);
+  }
+  return out;
+}
+
 mlir::OwningOpRef<mlir::ModuleOp> lower_to_module(mlir::MLIRContext& ctx, const Jaxpr& jaxpr,
                                                   std::vector<std::unique_ptr<RuntimeCall>>& calls,
                                                   const std::string& where) {
@@ -165,8 +177,15 @@ mlir::OwningOpRef<mlir::ModuleOp> lower_to_module(mlir::MLIRContext& ctx, const 
   for (const Var& v : jaxpr.constvars) in_avals.push_back(v.aval());
   for (const Var& v : jaxpr.invars) in_avals.push_back(v.aval());
   for (const ShapedArray& a : in_avals) arg_types.push_back(memref_type(b, a, "argument"));
-  const auto out_avals = jaxpr.out_avals();
-  for (const ShapedArray& a : out_avals) arg_types.push_back(memref_type(b, a, "output"));
+  // Outputs that are inputs are handed back by the executable as they are: no buffer, no copy.
+  const std::vector<int> forwarded = forwarded_inputs(jaxpr);
+  std::vector<size_t> out_arg(jaxpr.outvars.size(), 0);  // output i's memref argument index
+  size_t next_out = in_avals.size();
+  for (size_t i = 0; i < jaxpr.outvars.size(); ++i) {
+    if (forwarded[i] >= 0) continue;
+    out_arg[i] = next_out++;
+    arg_types.push_back(memref_type(b, jaxpr.outvars[i].aval(), "output"));
+  }
   auto func = b.create<mlir::func::FuncOp>(loc, "main", b.getFunctionType(arg_types, {}));
   func->setAttr("llvm.emit_c_interface", b.getUnitAttr());
   mlir::Block* entry = func.addEntryBlock();
@@ -189,12 +208,13 @@ mlir::OwningOpRef<mlir::ModuleOp> lower_to_module(mlir::MLIRContext& ctx, const 
   for (size_t i = 0; i < jaxpr.outvars.size(); ++i) {
     const Atom& a = jaxpr.outvars[i];
     if (a.is_var() && uses[a.var().id()] == 1)
-      state.output_buffers[a.var().id()] = memref_arg(in_avals.size() + i);
+      state.output_buffers[a.var().id()] = memref_arg(out_arg[i]);
   }
 
   std::vector<mlir::Value> results = lower_jaxpr_body(state, jaxpr, args);
   for (size_t i = 0; i < results.size(); ++i) {
-    mlir::Value dest = memref_arg(in_avals.size() + i);
+    if (forwarded[i] >= 0) continue;
+    mlir::Value dest = memref_arg(out_arg[i]);
     // A result already in its buffer (to_tensor of that very buffer) needs no copy.
     if (auto t = results[i].getDefiningOp<mlir::bufferization::ToTensorOp>();
         t && t.getMemref() == dest)

@@ -99,9 +99,12 @@ struct DiagnosticCollector::Impl {
 DiagnosticCollector::DiagnosticCollector(mlir::MLIRContext& ctx)
     : impl_(std::make_unique<Impl>(Impl{ctx, {}, {}})) {
   impl_->id = ctx.getDiagEngine().registerHandler([this](mlir::Diagnostic& d) {
-    if (!impl_->text.empty()) impl_->text += "\n";
-    impl_->text += d.str();
-    for (const mlir::Diagnostic& note : d.getNotes()) impl_->text += "\n  note: " + note.str();
+    // One line per diagnostic: the notes (a dump of the failing op) are left out, so that the
+    // CLI's error stays one line.
+    std::string line = d.str();
+    std::replace(line.begin(), line.end(), '\n', ' ');
+    if (!impl_->text.empty()) impl_->text += "; ";
+    impl_->text += line;
     return mlir::success();
   });
 }

@@ -14,19 +14,24 @@
 #include "passes/saved_residuals.h"
 #include "passes/vjp.h"
 #include "runtime/interpreter.h"
+#include "tools/cjax/backend_commands.h"
 #include "tools/cjax/exit_codes.h"
 #include "tools/cjax/source.h"
+#include "tools/cjax/terminal.h"
 
 namespace cjax::cli {
 namespace {
 
-struct Program {
-  Jaxpr jaxpr;
-  std::vector<std::string> arg_names;
-};
+std::string human_bytes(size_t n) {
+  if (n < 1024) return fmt::format("{} B", n);
+  if (n < 1024 * 1024) return fmt::format("{:.1f} KiB", n / 1024.0);
+  return fmt::format("{:.1f} MiB", n / (1024.0 * 1024.0));
+}
 
-Program prepare(const AutodiffOptions& o) {
-  Program p{load_jaxpr(o.src), o.arg_names};
+}  // namespace
+
+PreparedProgram prepare_program(const AutodiffOptions& o) {
+  PreparedProgram p{load_jaxpr(o.src), o.arg_names};
   if (p.arg_names.empty()) {
     if (p.jaxpr.debug && !p.jaxpr.debug->arg_names.empty())
       p.arg_names = p.jaxpr.debug->arg_names;
@@ -41,18 +46,10 @@ Program prepare(const AutodiffOptions& o) {
   return p;
 }
 
-std::string human_bytes(size_t n) {
-  if (n < 1024) return fmt::format("{} B", n);
-  if (n < 1024 * 1024) return fmt::format("{:.1f} KiB", n / 1024.0);
-  return fmt::format("{:.1f} MiB", n / (1024.0 * 1024.0));
-}
-
-}  // namespace
-
 int print_residuals(const AutodiffOptions& opts, bool bytes, bool json, std::ostream& out,
                     std::ostream& err) {
   return guarded(err, describe(opts.src), [&] {
-    Program p = prepare(opts);
+    PreparedProgram p = prepare_program(opts);
     VjpResult r = vjp_jaxpr(p.jaxpr);
     std::vector<SavedResidual> res = saved_residuals(r.fwd, r.num_residuals, p.arg_names);
     size_t total = 0;
@@ -87,7 +84,7 @@ int print_residuals(const AutodiffOptions& opts, bool bytes, bool json, std::ost
 int print_fwd_bwd(const AutodiffOptions& opts, const std::string& layout, const std::string& only,
                   std::ostream& out, std::ostream& err) {
   return guarded(err, describe(opts.src), [&] {
-    Program p = prepare(opts);
+    PreparedProgram p = prepare_program(opts);
     VjpResult r = vjp_jaxpr(p.jaxpr);
     std::string fwd = to_string(r.fwd), bwd = to_string(r.bwd);
     if (only == "fwd")
@@ -96,43 +93,53 @@ int print_fwd_bwd(const AutodiffOptions& opts, const std::string& layout, const 
       out << bwd << "\n";
     else if (layout == "stacked")
       out << fwd_bwd_stacked(fwd, bwd);
-    else
+    else if (layout == "columns")
       out << fwd_bwd_columns(fwd, bwd);
+    else {  // auto: side by side when that fits the terminal
+      std::string columns = fwd_bwd_columns(fwd, bwd);
+      size_t width = terminal_width();
+      out << (width == 0 || text_width(columns) <= width ? columns : fwd_bwd_stacked(fwd, bwd));
+    }
     return kOk;
   });
 }
 
-int print_grad(const AutodiffOptions& opts, const std::vector<double>& inputs, std::ostream& out,
-               std::ostream& err) {
+int print_grad(const AutodiffOptions& opts, const InputOptions& inputs, const std::string& out_dir,
+               const std::string& backend, std::ostream& out, std::ostream& err) {
   return guarded(err, describe(opts.src), [&] {
-    Program p = prepare(opts);
-    std::vector<runtime::Buffer> args;
-    if (!inputs.empty()) {
-      if (inputs.size() != p.jaxpr.invars.size())
-        throw UsageError(fmt::format("--inputs gives {} values for {} arguments", inputs.size(),
-                                     p.jaxpr.invars.size()));
-      for (size_t i = 0; i < inputs.size(); ++i)
-        args.push_back(runtime::Buffer::full(p.jaxpr.invars[i].aval(), inputs[i]));
-    } else if (!opts.src.example.empty()) {
-      args = examples::get(opts.src.example).default_inputs();
-    } else {
-      for (const Var& v : p.jaxpr.invars) args.push_back(runtime::Buffer::full(v.aval(), 1.0));
-    }
+    PreparedProgram p = prepare_program(opts);
+    std::vector<runtime::Buffer> args =
+        make_inputs(p.jaxpr, p.arg_names, inputs, default_inputs(opts.src));
     VjpResult r = vjp_jaxpr(p.jaxpr);
-    std::vector<runtime::Buffer> fwd = runtime::eval_jaxpr(r.fwd, args);
+    const Evaluator evaluator = parse_evaluator(backend);
+    const std::string where = describe(opts.src);
+    std::vector<runtime::Buffer> fwd = evaluate(r.fwd, args, evaluator, where + " (forward)");
     size_t n_out = p.jaxpr.outvars.size();
     bool scalar = n_out == 1 && p.jaxpr.outvars[0].aval().shape.empty();
     // A non-scalar output is reduced with an all-ones cotangent: the gradient of sum(outputs).
     std::vector<runtime::Buffer> bwd_in(fwd.begin() + static_cast<std::ptrdiff_t>(n_out),
                                         fwd.end());
     for (const Atom& o : p.jaxpr.outvars) bwd_in.push_back(runtime::Buffer::full(o.aval(), 1.0));
-    std::vector<runtime::Buffer> grads = runtime::eval_jaxpr(r.bwd, bwd_in);
+    std::vector<runtime::Buffer> grads = evaluate(r.bwd, bwd_in, evaluator, where + " (backward)");
     for (size_t i = 0; i < n_out; ++i)
       out << (n_out == 1 ? std::string("value") : fmt::format("value[{}]", i)) << ": "
           << Array::from_buffer(fwd[i]).to_string() << "\n";
     if (!scalar) out << "(the output is not a scalar: gradients are of the sum of its elements)\n";
     for (size_t i = 0; i < grads.size(); ++i)
       out << "grad " << p.arg_names[i] << ": " << Array::from_buffer(grads[i]).to_string() << "\n";
+    if (!out_dir.empty()) {
+      std::vector<std::string> names;
+      std::vector<runtime::Buffer> values(fwd.begin(),
+                                          fwd.begin() + static_cast<std::ptrdiff_t>(n_out));
+      for (size_t i = 0; i < n_out; ++i)
+        names.push_back(n_out == 1 ? "value" : fmt::format("value_{}", i));
+      for (size_t i = 0; i < grads.size(); ++i) {
+        names.push_back("grad_" + p.arg_names[i]);
+        values.push_back(grads[i]);
+      }
+      for (const std::string& path : write_npy_files(out_dir, names, values))
+        out << "wrote " << path << "\n";
+    }
     return kOk;
   });
 }

@@ -5,7 +5,9 @@
 #include <string>
 #include <vector>
 
+#include "ir/jaxpr.h"
 #include "tools/cjax/commands.h"
+#include "tools/cjax/inputs.h"
 
 namespace cjax::cli {
 
@@ -17,13 +19,24 @@ struct AutodiffOptions {
   std::vector<std::string> offload_names;
 };
 
+// The program an autodiff subcommand works on: loaded, its arguments named (--arg-names, else the
+// example's or the file's names), and wrapped in checkpoint with --policy when given.
+struct PreparedProgram {
+  Jaxpr jaxpr;
+  std::vector<std::string> arg_names;
+};
+PreparedProgram prepare_program(const AutodiffOptions& opts);
+
 int print_residuals(const AutodiffOptions& opts, bool bytes, bool json, std::ostream& out,
                     std::ostream& err);
-// layout: "columns" or "stacked"; only: "", "fwd" or "bwd".
+// layout: "auto" (columns when they fit the terminal, else stacked), "columns" or "stacked";
+// only: "", "fwd" or "bwd".
 int print_fwd_bwd(const AutodiffOptions& opts, const std::string& layout, const std::string& only,
                   std::ostream& out, std::ostream& err);
-// `inputs`: one fill value per argument (empty: the example's inputs, or ones for files).
-int print_grad(const AutodiffOptions& opts, const std::vector<double>& inputs, std::ostream& out,
-               std::ostream& err);
+// The value and gradients at the inputs (inputs.h); with `out_dir`, also written there as
+// value.npy and grad_<argument>.npy.
+// `backend`: "cpu" (compiled forward and backward executables) or "interpreter".
+int print_grad(const AutodiffOptions& opts, const InputOptions& inputs, const std::string& out_dir,
+               const std::string& backend, std::ostream& out, std::ostream& err);
 
 }  // namespace cjax::cli

@@ -7,13 +7,26 @@
 
 namespace cjax::cli {
 
-// Where a jaxpr comes from: a built-in example or a jaxpr text file ("-" = stdin).
+// Where a program comes from: a built-in example, a function of a plugin, or a jaxpr file (text
+// or JSON; "-" = stdin).
 struct Source {
   std::string example;
   std::string file;
+  std::string plugin;    // --plugin libmymodel.so
+  std::string function;  // --function loss (with --plugin)
 };
 
-int list_examples(std::ostream& out);
-int print_jaxpr(const Source& src, std::ostream& out, std::ostream& err);
+// How output is coloured: "auto" (only on a terminal), "always" or "never".
+struct Style {
+  std::string color = "auto";
+};
+
+// The built-in examples, or with `plugin` set the functions that plugin registers.
+int list_examples(const std::string& plugin, std::ostream& out, std::ostream& err);
+// The jaxpr as text (coloured per `style` when `out` is the terminal), or as JSON.
+int print_jaxpr(const Source& src, bool json, const Style& style, std::ostream& out,
+                std::ostream& err);
+// `cjax --version`.
+int print_version(std::ostream& out);
 
 }  // namespace cjax::cli

@@ -5,10 +5,12 @@ namespace cjax::cli {
 
 enum ExitCode : int {
   kOk = 0,
-  kBadInput = 1,     // the jaxpr text, the example's program or the inputs are invalid
-  kUsage = 2,        // unknown subcommand, option or example name
-  kUnsupported = 3,  // valid input that uses something cjax does not support yet
-  kInternal = 4,     // a bug in cjax
+  // The input is wrong or asks for what cjax does not support: malformed or ill-typed jaxpr text
+  // or JSON, a failing plugin, a malformed .npy file, inputs of the wrong shape, an unsupported
+  // primitive.
+  kUserError = 1,
+  kUsage = 2,     // unknown subcommand, option, example, function or file; a bad option value
+  kInternal = 3,  // a bug in cjax
 };
 
 }  // namespace cjax::cli

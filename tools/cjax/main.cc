@@ -1,25 +1,46 @@
-// The cjax command-line tool. Only argument parsing lives here; subcommands are in commands.cc.
+// The cjax command-line tool. Only argument parsing lives here (CLI11 is slow to compile, so it
+// stays in this one file); the subcommands are in commands.cc, autodiff_commands.cc,
+// run_command.cc and backend_commands.cc. Each add_*_command function declares one subcommand and
+// returns what runs it.
 #include <CLI/CLI.hpp>
 
+#include <functional>
 #include <iostream>
+#include <map>
+#include <memory>
 
+#include "cjax/version.h"
 #include "tools/cjax/autodiff_commands.h"
+#include "tools/cjax/backend_commands.h"
 #include "tools/cjax/commands.h"
 #include "tools/cjax/exit_codes.h"
+#include "tools/cjax/run_command.h"
 
 namespace {
 
-// Adds the `--example NAME | FILE` pair every jaxpr-consuming subcommand takes.
-void add_source_options(CLI::App* cmd, cjax::cli::Source& src) {
-  auto* ex =
-      cmd->add_option("--example,-e", src.example, "a built-in example (see `cjax examples`)");
-  auto* file = cmd->add_option("file", src.file, "a jaxpr text file, or - for stdin");
-  ex->excludes(file);
-  file->excludes(ex);
+using namespace cjax::cli;
+using Runner = std::function<int()>;
+
+CLI::App* add_command(CLI::App& app, const char* name, const char* what, const char* example) {
+  CLI::App* cmd = app.add_subcommand(name, what);
+  cmd->footer(std::string("Example:\n  ") + example);
+  return cmd;
 }
 
-// The options every autodiff subcommand shares.
-void add_autodiff_options(CLI::App* cmd, cjax::cli::AutodiffOptions& o) {
+// Where the program comes from: --example NAME | --plugin LIB --function NAME | FILE.
+void add_source_options(CLI::App* cmd, Source& src) {
+  auto* ex =
+      cmd->add_option("--example,-e", src.example, "a built-in example (see `cjax examples`)");
+  auto* plugin =
+      cmd->add_option("--plugin,-p", src.plugin,
+                      "a shared library of your functions (see docs/getting-started.md)");
+  cmd->add_option("--function,-f", src.function, "the plugin's function to use")->needs(plugin);
+  auto* file = cmd->add_option("file", src.file, "a jaxpr file, text or JSON (- for stdin)");
+  ex->excludes(file)->excludes(plugin);
+  plugin->excludes(file);
+}
+
+void add_autodiff_options(CLI::App* cmd, AutodiffOptions& o) {
   add_source_options(cmd, o.src);
   cmd->add_option("--arg-names", o.arg_names, "names of the arguments, e.g. W1,W2,W3,x")
       ->delimiter(',');
@@ -31,48 +52,167 @@ void add_autodiff_options(CLI::App* cmd, cjax::cli::AutodiffOptions& o) {
       ->delimiter(',');
 }
 
-bool has_source(const cjax::cli::Source& src) {
-  return !src.example.empty() || !src.file.empty();
+void add_backend_option(CLI::App* cmd, std::string& backend) {
+  cmd->add_option("--backend", backend,
+                  "cpu: compiled through MLIR (default); interpreter: the reference interpreter")
+      ->check(CLI::IsMember({"cpu", "interpreter"}));
+}
+
+void add_input_options(CLI::App* cmd, InputOptions& in, std::string& out_dir) {
+  cmd->add_option("--inputs", in.items,
+                  "one per argument: a number (an array filled with it) or a .npy file")
+      ->delimiter(',');
+  cmd->add_option("--seed", in.seed, "random inputs from this seed (floats in [-1, 1))");
+  cmd->add_option("--out,-o", out_dir, "also write the results as .npy files into this directory");
+}
+
+Runner add_examples_command(CLI::App& app) {
+  auto plugin = std::make_shared<std::string>();
+  auto* cmd = add_command(app, "examples", "list the built-in examples, or a plugin's functions",
+                          "cjax examples --plugin ./libmymodel.so");
+  cmd->add_option("--plugin,-p", *plugin, "list this plugin's functions instead");
+  return [plugin] { return list_examples(*plugin, std::cout, std::cerr); };
+}
+
+Runner add_jaxpr_command(CLI::App& app) {
+  struct State {
+    Source src;
+    bool json = false;
+    Style style;
+  };
+  auto s = std::make_shared<State>();
+  auto* cmd = add_command(app, "jaxpr",
+                          "print a program's jaxpr (traced, or a file parsed, verified and "
+                          "re-printed), as text or JSON",
+                          "cjax jaxpr --example tutorial/f --json > f.json && cjax jaxpr f.json");
+  add_source_options(cmd, s->src);
+  cmd->add_flag("--json", s->json, "print the JSON form (docs/jaxpr-json.md)");
+  cmd->add_option("--color", s->style.color,
+                  "colour the jaxpr: auto (on a terminal), always, never")
+      ->check(CLI::IsMember({"auto", "always", "never"}));
+  return [s] { return print_jaxpr(s->src, s->json, s->style, std::cout, std::cerr); };
+}
+
+Runner add_residuals_command(CLI::App& app) {
+  struct State {
+    AutodiffOptions opts;
+    bool bytes = false, json = false;
+  };
+  auto s = std::make_shared<State>();
+  auto* cmd = add_command(app, "residuals", "what the backward pass keeps (print_saved_residuals)",
+                          "cjax residuals --example tutorial/f --policy dots_saveable --bytes");
+  add_autodiff_options(cmd, s->opts);
+  cmd->add_flag("--bytes", s->bytes, "append each residual's size and a total");
+  cmd->add_flag("--json", s->json, "print the residuals as JSON");
+  return [s] { return print_residuals(s->opts, s->bytes, s->json, std::cout, std::cerr); };
+}
+
+Runner add_fwd_bwd_command(CLI::App& app) {
+  struct State {
+    AutodiffOptions opts;
+    std::string layout = "auto", only;
+  };
+  auto s = std::make_shared<State>();
+  auto* cmd = add_command(app, "fwd-bwd", "the forward and backward programs of vjp",
+                          "cjax fwd-bwd --example tutorial/f --layout stacked");
+  add_autodiff_options(cmd, s->opts);
+  cmd->add_option("--layout", s->layout,
+                  "auto (side by side when it fits the terminal, else stacked), columns, stacked")
+      ->check(CLI::IsMember({"auto", "columns", "stacked"}));
+  cmd->add_option("--only", s->only, "print just one program, plain")
+      ->check(CLI::IsMember({"fwd", "bwd"}));
+  return [s] { return print_fwd_bwd(s->opts, s->layout, s->only, std::cout, std::cerr); };
+}
+
+Runner add_grad_command(CLI::App& app) {
+  struct State {
+    AutodiffOptions opts;
+    InputOptions inputs;
+    std::string out_dir;
+    std::string backend = "cpu";
+  };
+  auto s = std::make_shared<State>();
+  auto* cmd = add_command(app, "grad", "the value and the gradient with respect to every argument",
+                          "cjax grad --example tutorial/f --inputs W1.npy,W2.npy,W3.npy,1 -o out");
+  add_autodiff_options(cmd, s->opts);
+  add_input_options(cmd, s->inputs, s->out_dir);
+  add_backend_option(cmd, s->backend);
+  return
+      [s] { return print_grad(s->opts, s->inputs, s->out_dir, s->backend, std::cout, std::cerr); };
+}
+
+Runner add_run_command(CLI::App& app) {
+  auto s = std::make_shared<RunOptions>();
+  auto* cmd = add_command(app, "run", "evaluate a program on inputs and print its outputs",
+                          "cjax run --example tutorial/f --seed 0 --out results");
+  add_source_options(cmd, s->src);
+  add_input_options(cmd, s->inputs, s->out_dir);
+  add_backend_option(cmd, s->backend);
+  return [s] { return run_program(*s, std::cout, std::cerr); };
+}
+
+Runner add_lower_command(CLI::App& app) {
+  struct State {
+    Source src;
+    std::string emit = "mlir";
+  };
+  auto s = std::make_shared<State>();
+  auto* cmd = add_command(app, "lower",
+                          "the program compiled through MLIR: the module after lowering, after "
+                          "the pass pipeline, or as LLVM IR",
+                          "cjax lower --example tutorial/f --emit mlir | mlir-opt-19");
+  add_source_options(cmd, s->src);
+  cmd->add_option("--emit", s->emit,
+                  "mlir (tensors and linalg, as lowered), lowered (the LLVM dialect) or llvm (IR)")
+      ->check(CLI::IsMember({"mlir", "lowered", "llvm"}));
+  return [s] { return print_lowered(s->src, s->emit, std::cout, std::cerr); };
+}
+
+Runner add_bench_command(CLI::App& app) {
+  struct State {
+    AutodiffOptions opts;
+    BenchOptions bench;
+  };
+  auto s = std::make_shared<State>();
+  auto* cmd = add_command(app, "bench",
+                          "compile a program's forward and backward executables and time the "
+                          "training step",
+                          "cjax bench --example block/mlp --wrt W1,W2 --json");
+  add_autodiff_options(cmd, s->opts);
+  cmd->add_option("--wrt", s->bench.wrt, "differentiate only these arguments, e.g. W1,W2")
+      ->delimiter(',');
+  cmd->add_option("--repetitions,-r", s->bench.repetitions, "timed steps (default 20)")
+      ->check(CLI::Range(1, 1000000));
+  cmd->add_option("--warmup", s->bench.warmup, "untimed steps first (default 3)")
+      ->check(CLI::Range(0, 1000000));
+  cmd->add_flag("--json", s->bench.json,
+                "print JSON: compile_ms fwd_ms bwd_ms step_ms residual_bytes peak_bytes");
+  return [s] { return print_bench(s->opts, s->bench, std::cout, std::cerr); };
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  using namespace cjax::cli;
-  CLI::App app{"cjax: JAX-style tracing, autodiff and remat for C++"};
+  CLI::App app{"cjax: JAX-style tracing, autodiff and remat for C++", "cjax"};
+  app.footer(
+      "Run `cjax COMMAND --help` for a command's options. Exit codes: 0 ok, 1 user error, "
+      "2 usage error, 3 internal error (docs/cli.md).");
+  app.set_version_flag("--version", "cjax " CJAX_VERSION);
   app.require_subcommand(1);
 
-  app.add_subcommand("examples", "list the built-in examples");
-
-  Source jaxpr_src;
-  auto* jaxpr = app.add_subcommand("jaxpr",
-                                   "print an example's traced jaxpr, or parse, verify "
-                                   "and re-print a jaxpr file");
-  add_source_options(jaxpr, jaxpr_src);
-
-  AutodiffOptions res_opts;
-  bool bytes = false, json = false;
-  auto* residuals =
-      app.add_subcommand("residuals", "what the backward pass keeps (print_saved_residuals)");
-  add_autodiff_options(residuals, res_opts);
-  residuals->add_flag("--bytes", bytes, "append each residual's size and a total");
-  residuals->add_flag("--json", json, "print the residuals as JSON");
-
-  AutodiffOptions fb_opts;
-  std::string layout = "columns", only;
-  auto* fwd_bwd = app.add_subcommand("fwd-bwd", "the forward and backward programs of vjp");
-  add_autodiff_options(fwd_bwd, fb_opts);
-  fwd_bwd->add_option("--layout", layout, "columns (side by side) or stacked")
-      ->check(CLI::IsMember({"columns", "stacked"}));
-  fwd_bwd->add_option("--only", only, "print just one program, plain")
-      ->check(CLI::IsMember({"fwd", "bwd"}));
-
-  AutodiffOptions grad_opts;
-  std::vector<double> inputs;
-  auto* grad =
-      app.add_subcommand("grad", "the value and gradient at the example's (or given) inputs");
-  add_autodiff_options(grad, grad_opts);
-  grad->add_option("--inputs", inputs, "one fill value per argument, e.g. 1,0.5,2")->delimiter(',');
+  std::map<CLI::App*, Runner> runners;
+  auto add = [&](Runner (*declare)(CLI::App&)) {
+    Runner r = declare(app);
+    runners[app.get_subcommands({}).back()] = std::move(r);
+  };
+  add(add_examples_command);
+  add(add_jaxpr_command);
+  add(add_residuals_command);
+  add(add_fwd_bwd_command);
+  add(add_grad_command);
+  add(add_run_command);
+  add(add_lower_command);
+  add(add_bench_command);
 
   try {
     app.parse(argc, argv);
@@ -80,22 +220,5 @@ int main(int argc, char** argv) {
     int code = app.exit(e);
     return code == 0 ? kOk : kUsage;
   }
-
-  if (app.got_subcommand("examples")) return list_examples(std::cout);
-  if (app.got_subcommand("jaxpr")) {
-    if (!has_source(jaxpr_src)) {
-      std::cerr << "cjax jaxpr: give --example NAME or a FILE (- for stdin)\n";
-      return kUsage;
-    }
-    return print_jaxpr(jaxpr_src, std::cout, std::cerr);
-  }
-  auto* sub = app.get_subcommands().front();
-  AutodiffOptions* o = sub == residuals ? &res_opts : sub == fwd_bwd ? &fb_opts : &grad_opts;
-  if (!has_source(o->src)) {
-    std::cerr << "cjax " << sub->get_name() << ": give --example NAME or a FILE (- for stdin)\n";
-    return kUsage;
-  }
-  if (sub == residuals) return print_residuals(*o, bytes, json, std::cout, std::cerr);
-  if (sub == fwd_bwd) return print_fwd_bwd(*o, layout, only, std::cout, std::cerr);
-  return print_grad(*o, inputs, std::cout, std::cerr);
+  return runners.at(app.get_subcommands().front())();
 }

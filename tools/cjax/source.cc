@@ -8,15 +8,15 @@
 
 #include "examples/registry.h"
 #include "ir/errors.h"
+#include "ir/json/json.h"
 #include "ir/parse/parser.h"
 #include "ir/rules/verify.h"
+#include "plugin/loader.h"
 #include "tools/cjax/exit_codes.h"
 
 namespace cjax::cli {
 
-namespace {
-
-std::string read_text(const std::string& path) {
+std::string read_input_file(const std::string& path) {
   std::stringstream buf;
   if (path == "-") {
     buf << std::cin.rdbuf();
@@ -28,18 +28,36 @@ std::string read_text(const std::string& path) {
   return buf.str();
 }
 
-}  // namespace
+void check_source(const Source& src) {
+  int n = !src.example.empty() + !src.file.empty() + !src.plugin.empty();
+  if (n != 1)
+    throw UsageError("give one of --example NAME, --plugin LIB --function NAME, or a FILE");
+  if (!src.plugin.empty() && src.function.empty())
+    throw UsageError("--plugin needs --function NAME (`cjax examples --plugin LIB` lists them)");
+  if (src.plugin.empty() && !src.function.empty()) throw UsageError("--function needs --plugin");
+}
 
 std::string describe(const Source& src) {
   if (!src.example.empty()) return "example " + src.example;
+  if (!src.plugin.empty()) return "function " + src.function;
+  if (src.file.empty()) return "usage";
   return src.file == "-" ? "<stdin>" : src.file;
 }
 
 Jaxpr load_jaxpr(const Source& src) {
+  check_source(src);
   if (!src.example.empty()) return examples::get(src.example).make_jaxpr();
-  Jaxpr j = *parse_jaxpr(read_text(src.file));
+  if (!src.plugin.empty())
+    return plugin::find_function(plugin::load_plugin(src.plugin), src.function).make_jaxpr();
+  std::string text = read_input_file(src.file);
+  Jaxpr j = looks_like_jaxpr_json(text) ? *jaxpr_from_json(text) : *parse_jaxpr(text);
   verify(j);
   return j;
+}
+
+std::vector<runtime::Buffer> default_inputs(const Source& src) {
+  if (!src.example.empty()) return examples::get(src.example).default_inputs();
+  return {};
 }
 
 int guarded(std::ostream& err, const std::string& context, const std::function<int()>& body) {
@@ -51,12 +69,10 @@ int guarded(std::ostream& err, const std::string& context, const std::function<i
     return body();
   } catch (const UsageError& e) {
     return fail(kUsage, e.what());
-  } catch (const UnsupportedError& e) {
-    return fail(kUnsupported, e.what());
-  } catch (const Error& e) {  // parse, verify and type errors: the input is wrong
-    return fail(kBadInput, e.what());
+  } catch (const Error& e) {  // bad input, or input that asks for what cjax does not support
+    return fail(kUserError, e.what());
   } catch (const std::exception& e) {
-    return fail(kInternal, e.what());
+    return fail(kInternal, fmt::format("internal error (please report it): {}", e.what()).c_str());
   }
 }
 

@@ -1,0 +1,14 @@
+// cjax in one include, for programs and plugins that use an installed cjax:
+//
+//   #include <cjax/cjax.h>
+//
+// The front end (Array, numpy/nn/lax ops, make_jaxpr, grad/vjp/jvp, checkpoint, the residual
+// reports), .npy files, the JSON form of jaxprs, and CLI plugin registration
+// (CJAX_REGISTER_FUNCTION). No MLIR or LLVM header is reachable from here.
+#pragma once
+
+#include "cjax/version.h"
+#include "compiler/cjax.h"
+#include "io/npy.h"
+#include "ir/json/json.h"
+#include "plugin/plugin.h"

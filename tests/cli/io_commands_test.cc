@@ -1,0 +1,115 @@
+// Input and output files: `cjax run` and `cjax grad` read .npy inputs and write .npy outputs;
+// `cjax jaxpr --json` writes the JSON form, which `cjax jaxpr FILE.json` reads back.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "io/npy.h"
+#include "tests/cli/run_cli.h"
+
+using cjax::DType;
+using cjax::ShapedArray;
+using cjax::runtime::Buffer;
+using cli_test::run_cli;
+
+namespace {
+
+const std::string scale_shift =
+    "--plugin " + std::string(CJAX_TEST_PLUGIN_DIR) + "/libcjax_test_plugin.so -f scale_shift";
+
+// A scratch directory under the build tree, removed at the end of the test.
+struct Scratch {
+  std::filesystem::path dir;
+  explicit Scratch(const std::string& name)
+      : dir(std::filesystem::path(CJAX_BINARY_DIR) / ("cli_io_" + name)) {
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+  }
+  ~Scratch() { std::filesystem::remove_all(dir); }
+  std::string operator/(const std::string& f) const { return (dir / f).string(); }
+};
+
+}  // namespace
+
+TEST_CASE("cjax run evaluates on .npy inputs and writes .npy outputs") {
+  Scratch s("run");
+  std::vector<float> x = {0.0f, 0.5f, 1.0f};
+  cjax::io::save_npy(s / "x.npy", Buffer::from_data<float>(ShapedArray(DType::f32, {3}), x));
+  // x * s + 1 with s = 4.
+  auto r = run_cli("run " + scale_shift + " --inputs " + s / "x.npy" + ",4 --out " + s / "o");
+  REQUIRE(r.code == 0);
+  CHECK(r.out == "out: Array([1., 3., 5.], dtype=float32)\nwrote " + s / "o/out.npy" + "\n");
+  Buffer out = cjax::io::load_npy(s / "o/out.npy");
+  REQUIRE(out.aval().str_short() == "f32[3]");
+  CHECK(out.to_doubles() == std::vector<double>{1, 3, 5});
+  // An example runs on its own inputs: sin(sin(2.0)).
+  auto two = run_cli("run --example tutorial/sin_sin");
+  CHECK(two.out == "out: Array(0.78907233, dtype=float32)\n");
+}
+
+TEST_CASE("cjax grad reads .npy inputs, mixes them with fill values and saves the gradients") {
+  Scratch s("grad");
+  cjax::io::save_npy(s / "x.npy", Buffer::full(ShapedArray(DType::f32, {3}), 2.0));
+  auto r = run_cli("grad " + scale_shift + " --inputs " + s / "x.npy" + ",3 -o " + s / "g");
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("grad s: Array(6., dtype=float32)\n") != std::string::npos);
+  CHECK(r.out.find("wrote " + s / "g/grad_s.npy") != std::string::npos);
+  CHECK(cjax::io::load_npy(s / "g/grad_x.npy").to_doubles() == std::vector<double>{3, 3, 3});
+  CHECK(cjax::io::load_npy(s / "g/value.npy").to_doubles() == std::vector<double>{7, 7, 7});
+}
+
+TEST_CASE("input files that do not fit the arguments are user errors") {
+  Scratch s("bad");
+  cjax::io::save_npy(s / "x64.npy", Buffer::full(ShapedArray(DType::f64, {3}), 1.0));
+  auto wrong = run_cli("run " + scale_shift + " --inputs " + s / "x64.npy,1");
+  CHECK(wrong.code == 1);
+  CHECK(wrong.err.find("argument x is f32[3], but " + s / "x64.npy" +
+                       " holds f64[3] (save it with .astype(np.float32))") != std::string::npos);
+  std::ofstream(s / "junk.npy") << "not numpy";
+  auto junk = run_cli("run " + scale_shift + " --inputs " + s / "junk.npy,1");
+  CHECK(junk.code == 1);
+  CHECK(junk.err.find("malformed .npy: the file does not start with the .npy magic") !=
+        std::string::npos);
+  CHECK(run_cli("run --example tutorial/sin_sin --inputs " + s / "none.npy").code == 2);
+  CHECK(run_cli("run --example tutorial/sin_sin --inputs abc").code == 2);
+  CHECK(run_cli("run --example tutorial/sin_sin --inputs 1,2").code == 2);
+}
+
+TEST_CASE("random inputs from --seed are reproducible") {
+  auto a = run_cli("run --example tutorial/f --seed 7");
+  auto b = run_cli("run --example tutorial/f --seed 7");
+  auto c = run_cli("run --example tutorial/f --seed 8");
+  REQUIRE(a.code == 0);
+  CHECK(a.out == b.out);
+  CHECK(a.out != c.out);
+  CHECK(run_cli("grad --example tutorial/f --seed 7").code == 0);
+}
+
+TEST_CASE("cjax jaxpr --json round-trips through cjax jaxpr FILE.json") {
+  Scratch s("json");
+  for (const char* example : {"tutorial/f", "tutorial/f3", "tutorial/loss_checkpoint"}) {
+    CAPTURE(example);
+    auto text = run_cli(std::string("jaxpr --example ") + example);
+    auto json = run_cli(std::string("jaxpr --json --example ") + example);
+    REQUIRE(json.code == 0);
+    CHECK(json.out.rfind("{\n  \"format\": \"cjax-jaxpr\",\n  \"version\": 1,", 0) == 0);
+    std::ofstream(s / "p.json") << json.out;
+    auto back = run_cli("jaxpr " + s / "p.json");
+    REQUIRE(back.code == 0);
+    CHECK(back.out == text.out);
+    CHECK(run_cli("jaxpr --json " + s / "p.json").out == json.out);
+  }
+  // Reports work from the JSON file as from the example...
+  std::ofstream(s / "f.json") << run_cli("jaxpr --json -e tutorial/f").out;
+  CHECK(run_cli("residuals " + s / "f.json").out == run_cli("residuals -e tutorial/f").out);
+  // ... except that a remat policy keeps only its name in JSON: applying it is an error.
+  std::ofstream(s / "f3.json") << run_cli("jaxpr --json -e tutorial/f3").out;
+  auto f3 = run_cli("residuals " + s / "f3.json");
+  CHECK(f3.code == 1);
+  CHECK(f3.err.find("the remat policy <function dots_with_no_batch_dims_saveable at "
+                    "0xXXXXXXXXXXXX> was read from JSON") != std::string::npos);
+  auto bad = run_cli("jaxpr -", "{\"format\": \"cjax-jaxpr\", \"version\": 1, \"main\": 0}");
+  CHECK(bad.code == 1);
+  CHECK(bad.err == "cjax: <stdin>: JSON jaxpr: $: missing \"jaxprs\"\n");
+}

@@ -1,0 +1,102 @@
+// `--plugin LIB --function NAME`: the user's own functions in the CLI, and every way loading a
+// plugin can fail.
+#include <catch2/catch.hpp>
+
+#include "tests/cli/run_cli.h"
+
+using cli_test::run_cli;
+
+namespace {
+
+std::string plugin(const std::string& name) {
+  return std::string(CJAX_TEST_PLUGIN_DIR) + "/lib" + name + ".so";
+}
+const std::string good = plugin("cjax_test_plugin");
+
+}  // namespace
+
+TEST_CASE("cjax examples --plugin lists the functions a plugin registers") {
+  auto r = run_cli("examples --plugin " + good);
+  REQUIRE(r.code == 0);
+  CHECK(r.out ==
+        "mlp_loss     (W1:f32[3,4], W2:f32[2,3], x:f32[4])  a two-layer tanh/sin network summed "
+        "to a scalar\n"
+        "scale_shift  (x:f32[3], s:f32[])\n"
+        "bad_specs    (x:f32[3])\n");
+}
+
+TEST_CASE("a plugin's function is traced, differentiated and reported like an example") {
+  auto res = run_cli("residuals --plugin " + good + " --function mlp_loss");
+  REQUIRE(res.code == 0);
+  CHECK(res.out ==
+        "f32[3,4] from the argument W1\n"
+        "f32[2,3] from the argument W2\n"
+        "f32[4] from the argument x\n"
+        "f32[3] output of tanh from tests/cli/plugin/test_plugin.cc:10:27 (mlp_loss)\n"
+        "f32[3] output of sub from tests/cli/plugin/test_plugin.cc:10:27 (mlp_loss)\n"
+        "f32[2] output of cos from tests/cli/plugin/test_plugin.cc:11:25 (mlp_loss)\n");
+  // A policy applies to plugin functions too: saving only the dots keeps the dots' outputs.
+  auto dots = run_cli("residuals -p " + good + " -f mlp_loss --policy dots_saveable");
+  REQUIRE(dots.code == 0);
+  CHECK(dots.out.find("output of dot_general") != std::string::npos);
+  CHECK(dots.out.find("output of tanh") == std::string::npos);
+
+  auto jaxpr = run_cli("jaxpr -p " + good + " -f scale_shift");
+  REQUIRE(jaxpr.code == 0);
+  CHECK(jaxpr.out ==
+        "{ lambda ; a:f32[3] b:f32[]. let\n"
+        "    c:f32[3] = mul a b\n"
+        "    d:f32[3] = add c 1.0:f32[]\n"
+        "  in (d,) }\n");
+  auto fb = run_cli("fwd-bwd -p " + good + " -f scale_shift --only bwd");
+  REQUIRE(fb.code == 0);
+  CHECK(fb.out.find("reduce_sum") != std::string::npos);  // the broadcast scalar's cotangent
+
+  // grad of sum(x * s + 1) at x = 2, s = 3: d/dx = s, d/ds = sum(x).
+  auto grad = run_cli("grad -p " + good + " -f scale_shift --inputs 2,3");
+  REQUIRE(grad.code == 0);
+  CHECK(grad.out ==
+        "value: Array([7., 7., 7.], dtype=float32)\n"
+        "(the output is not a scalar: gradients are of the sum of its elements)\n"
+        "grad x: Array([3., 3., 3.], dtype=float32)\n"
+        "grad s: Array(6., dtype=float32)\n");
+}
+
+TEST_CASE("plugin errors name the plugin and what is wrong") {
+  auto missing = run_cli("residuals --plugin /no/such/libmodel.so --function loss");
+  CHECK(missing.code == 2);
+  CHECK(missing.out.empty());
+  CHECK(missing.err == "cjax: function loss: plugin '/no/such/libmodel.so' does not exist\n");
+
+  auto no_fn = run_cli("residuals --plugin " + good + " --function lossy");
+  CHECK(no_fn.code == 2);
+  CHECK(no_fn.err == "cjax: function lossy: plugin '" + good +
+                         "' has no function 'lossy'; it registers: mlp_loss, scale_shift, "
+                         "bad_specs\n");
+
+  auto old = run_cli("jaxpr --plugin " + plugin("cjax_test_plugin_old") + " --function mlp_loss");
+  CHECK(old.code == 1);
+  CHECK(old.err.find("was built against cjax 0.0.1 (plugin ABI 0, g++ 12, cxx11 abi 1), but this "
+                     "is cjax ") != std::string::npos);
+  CHECK(old.err.find(": rebuild it\n") != std::string::npos);
+
+  auto not_plugin = run_cli("examples --plugin " + plugin("cjax_test_not_plugin"));
+  CHECK(not_plugin.code == 1);
+  CHECK(not_plugin.err.find("is not a cjax plugin: it has no cjax_plugin_abi symbol") !=
+        std::string::npos);
+
+  // A file that is not a shared library at all.
+  auto not_so = run_cli("examples --plugin " + std::string(CJAX_SOURCE_DIR) + "/README.md");
+  CHECK(not_so.code == 1);
+  CHECK(not_so.err.find("cannot load plugin") != std::string::npos);
+
+  auto bad = run_cli("jaxpr -p " + good + " -f bad_specs");
+  CHECK(bad.code == 1);
+  CHECK(bad.err ==
+        "cjax: function bad_specs: function 'bad_specs' takes 2 arguments but "
+        "registers 1 specs\n");
+
+  CHECK(run_cli("jaxpr --plugin " + good).code == 2);  // no --function
+  CHECK(run_cli("jaxpr --function mlp_loss").code == 2);
+  CHECK(run_cli("jaxpr --plugin " + good + " --function mlp_loss --example tutorial/f").code == 2);
+}

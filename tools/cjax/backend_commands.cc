@@ -1,0 +1,108 @@
+#include "tools/cjax/backend_commands.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+
+#include "compiler/lower/executable.h"
+#include "compiler/lower/step_bench.h"
+#include "ir/errors.h"
+#include "runtime/interpreter.h"
+#include "tools/cjax/exit_codes.h"
+#include "tools/cjax/source.h"
+
+namespace cjax::cli {
+namespace {
+
+std::string mib(size_t bytes) {
+  return fmt::format("{:.2f} MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
+}
+
+std::string timing(const lower::Timing& t) {
+  return fmt::format("{:9.3f} {:9.3f} {:9.3f}", t.min_ms, t.median_ms, t.max_ms);
+}
+
+nlohmann::json timing_json(const lower::Timing& t) {
+  return {{"min", t.min_ms}, {"median", t.median_ms}, {"max", t.max_ms}};
+}
+
+// OpenBLAS reads OPENBLAS_CORETYPE once: an inherited "Haswell" pins AVX2 kernels.
+std::string blas_kernels() {
+  const char* core = std::getenv("OPENBLAS_CORETYPE");
+  return core ? fmt::format("OPENBLAS_CORETYPE={}", core) : "OpenBLAS auto-detected";
+}
+
+}  // namespace
+
+Evaluator parse_evaluator(const std::string& name) {
+  if (name == "cpu") return Evaluator::cpu;
+  if (name == "interpreter") return Evaluator::interpreter;
+  throw UsageError(fmt::format("--backend must be cpu or interpreter, not '{}'", name));
+}
+
+std::vector<runtime::Buffer> evaluate(const Jaxpr& jaxpr, std::span<const runtime::Buffer> args,
+                                      Evaluator evaluator, const std::string& where) {
+  if (evaluator == Evaluator::interpreter) return runtime::eval_jaxpr(jaxpr, args);
+  return lower::compile(jaxpr, where)->run(args);
+}
+
+int print_lowered(const Source& src, const std::string& emit, std::ostream& out,
+                  std::ostream& err) {
+  return guarded(err, describe(src), [&] {
+    lower::Stage stage =
+        emit == "mlir"      ? lower::Stage::mlir
+        : emit == "lowered" ? lower::Stage::lowered
+        : emit == "llvm"    ? lower::Stage::llvm
+                         : throw UsageError(fmt::format("--emit must be mlir, lowered or llvm, not "
+                                                        "'{}'",
+                                                        emit));
+    out << lower::lower_to_text(load_jaxpr(src), stage, describe(src));
+    return kOk;
+  });
+}
+
+int print_bench(const AutodiffOptions& opts, const BenchOptions& bench, std::ostream& out,
+                std::ostream& err) {
+  return guarded(err, describe(opts.src), [&] {
+    PreparedProgram p = prepare_program(opts);
+    std::vector<runtime::Buffer> inputs = default_inputs(opts.src);
+    if (inputs.empty())
+      for (const ShapedArray& a : p.jaxpr.in_avals())
+        inputs.push_back(runtime::Buffer::full(a, 0.5));
+    std::vector<bool> wrt;
+    for (const std::string& name : bench.wrt) {
+      auto it = std::find(p.arg_names.begin(), p.arg_names.end(), name);
+      if (it == p.arg_names.end())
+        throw UsageError(fmt::format("--wrt: no argument named '{}' (the arguments are {})", name,
+                                     fmt::join(p.arg_names, ", ")));
+      wrt.resize(p.arg_names.size(), false);
+      wrt[static_cast<size_t>(it - p.arg_names.begin())] = true;
+    }
+    lower::StepReport r = lower::bench_step(p.jaxpr, inputs, describe(opts.src), bench.warmup,
+                                            bench.repetitions, wrt);
+    if (bench.json) {
+      nlohmann::json j = {{"program", describe(opts.src)},  {"policy", opts.policy},
+                          {"repetitions", r.repetitions},   {"compile_ms", r.compile_ms},
+                          {"fwd_ms", timing_json(r.fwd)},   {"bwd_ms", timing_json(r.bwd)},
+                          {"step_ms", timing_json(r.step)}, {"residual_bytes", r.residual_bytes},
+                          {"peak_bytes", r.peak_bytes},     {"blas", blas_kernels()}};
+      out << j.dump(2) << "\n";
+      return kOk;
+    }
+    out << fmt::format("{}{}: {} steps after {} warm-up, {}\n", describe(opts.src),
+                       opts.policy.empty() ? "" : " with policy " + opts.policy, r.repetitions,
+                       bench.warmup, blas_kernels());
+    out << fmt::format("  compile  {:9.3f} ms (forward and backward executables)\n", r.compile_ms);
+    out << fmt::format("  {:8} {:>9} {:>9} {:>9}  (ms)\n", "", "min", "median", "max");
+    out << fmt::format("  forward  {}\n", timing(r.fwd));
+    out << fmt::format("  backward {}\n", timing(r.bwd));
+    out << fmt::format("  step     {}\n", timing(r.step));
+    out << fmt::format("  residuals {} ({} bytes), peak {} ({} bytes)\n", mib(r.residual_bytes),
+                       r.residual_bytes, mib(r.peak_bytes), r.peak_bytes);
+    return kOk;
+  });
+}
+
+}  // namespace cjax::cli

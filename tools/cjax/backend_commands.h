@@ -1,0 +1,36 @@
+// The CLI's back-end subcommands: `lower` (the module at a stage of the MLIR pipeline) and
+// `bench` (compile and time a training step).
+#pragma once
+
+#include <ostream>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "ir/jaxpr.h"
+#include "runtime/buffer.h"
+#include "tools/cjax/autodiff_commands.h"
+#include "tools/cjax/commands.h"
+
+namespace cjax::cli {
+
+// What evaluates programs for `run` and `grad`: compiled code (the default) or the reference
+// interpreter (`--backend interpreter`).
+enum class Evaluator { cpu, interpreter };
+Evaluator parse_evaluator(const std::string& name);  // "cpu" | "interpreter"; else UsageError
+std::vector<runtime::Buffer> evaluate(const Jaxpr& jaxpr, std::span<const runtime::Buffer> args,
+                                      Evaluator evaluator, const std::string& where);
+
+// emit: "mlir" (as lowered: tensors and linalg), "lowered" (the LLVM dialect) or "llvm" (IR).
+int print_lowered(const Source& src, const std::string& emit, std::ostream& out, std::ostream& err);
+
+struct BenchOptions {
+  int repetitions = 20;
+  int warmup = 3;
+  bool json = false;
+  std::vector<std::string> wrt;  // --wrt: argument names to differentiate (default: all)
+};
+int print_bench(const AutodiffOptions& opts, const BenchOptions& bench, std::ostream& out,
+                std::ostream& err);
+
+}  // namespace cjax::cli

@@ -1,0 +1,121 @@
+#include "tools/cjax/inputs.h"
+
+#include <fmt/format.h>
+
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <filesystem>
+
+#include "compiler/array.h"
+#include "io/npy.h"
+#include "ir/errors.h"
+
+namespace cjax::cli {
+namespace {
+
+bool ends_with(const std::string& s, std::string_view suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// Values in [-1, 1) for floats, [-10, 10) for signed and [0, 10) for unsigned integers, random
+// bools; a different stream per argument.
+runtime::Buffer random_array(const ShapedArray& aval, uint64_t seed, size_t arg) {
+  ShapedArray f64(DType::f64, aval.shape);
+  std::vector<double> data(static_cast<size_t>(aval.size()));
+  uint64_t state = (seed + 1) * 0x9E3779B97F4A7C15ull + arg * 0xD1B54A32D192ED03ull;
+  double scale = is_floating(aval.dtype) ? 1.0 : 10.0;
+  for (double& v : data) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    double u = (state >> 11) * 0x1.0p-53;  // [0, 1)
+    if (aval.dtype == DType::bool_)
+      v = u < 0.5 ? 0.0 : 1.0;
+    else if (is_unsigned_integer(aval.dtype))
+      v = std::floor(u * scale);
+    else if (is_integer(aval.dtype))
+      v = std::floor((u * 2.0 - 1.0) * scale);
+    else
+      v = u * 2.0 - 1.0;
+  }
+  runtime::Buffer b = runtime::Buffer::from_data<double>(f64, data);
+  if (aval.dtype == DType::f64) return b;
+  return Array::from_buffer(b).astype(aval.dtype).buffer();
+}
+
+runtime::Buffer input_item(const std::string& item, const ShapedArray& aval,
+                           const std::string& name) {
+  if (ends_with(item, ".npy")) {
+    runtime::Buffer b = io::load_npy(item);
+    if (b.aval().dtype != aval.dtype || b.aval().shape != aval.shape)
+      throw Error(
+          fmt::format("argument {} is {}, but {} holds {}{}", name, aval.str_short(), item,
+                      b.aval().str_short(),
+                      b.aval().dtype != aval.dtype
+                          ? fmt::format(" (save it with .astype(np.{}))", long_name(aval.dtype))
+                          : ""));
+    return b;
+  }
+  double v = 0;
+  const char* end = item.data() + item.size();
+  auto [ptr, ec] = std::from_chars(item.data(), end, v);
+  if (ec != std::errc() || ptr != end)
+    throw UsageError(
+        fmt::format("--inputs: '{}' (for {}) is neither a number nor a .npy file", item, name));
+  return runtime::Buffer::full(aval, v);
+}
+
+}  // namespace
+
+std::vector<runtime::Buffer> make_inputs(const Jaxpr& jaxpr,
+                                         const std::vector<std::string>& arg_names,
+                                         const InputOptions& opts,
+                                         std::vector<runtime::Buffer> defaults) {
+  size_t n = jaxpr.invars.size();
+  auto name = [&](size_t i) { return i < arg_names.size() ? arg_names[i] : fmt::format("#{}", i); };
+  std::vector<runtime::Buffer> args;
+  if (!opts.items.empty()) {
+    if (opts.items.size() != n)
+      throw UsageError(
+          fmt::format("--inputs gives {} values for {} arguments", opts.items.size(), n));
+    for (size_t i = 0; i < n; ++i)
+      args.push_back(input_item(opts.items[i], jaxpr.invars[i].aval(), name(i)));
+  } else if (opts.seed) {
+    for (size_t i = 0; i < n; ++i)
+      args.push_back(random_array(jaxpr.invars[i].aval(), *opts.seed, i));
+  } else if (!defaults.empty()) {
+    args = std::move(defaults);
+  } else {
+    for (const Var& v : jaxpr.invars) args.push_back(runtime::Buffer::full(v.aval(), 1.0));
+  }
+  return args;
+}
+
+std::string file_stem(const std::string& name) {
+  std::string out;
+  for (char c : name) {
+    if (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.')
+      out += c;
+    else if (!out.empty() && out.back() != '_')
+      out += '_';
+  }
+  while (!out.empty() && out.back() == '_') out.pop_back();
+  return out.empty() ? "arg" : out;
+}
+
+std::vector<std::string> write_npy_files(const std::string& dir,
+                                         const std::vector<std::string>& names,
+                                         const std::vector<runtime::Buffer>& values) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw UsageError(fmt::format("cannot create directory '{}': {}", dir, ec.message()));
+  std::vector<std::string> paths;
+  for (size_t i = 0; i < values.size(); ++i) {
+    std::string path = (std::filesystem::path(dir) / (file_stem(names[i]) + ".npy")).string();
+    io::save_npy(path, values[i]);
+    paths.push_back(path);
+  }
+  return paths;
+}
+
+}  // namespace cjax::cli

@@ -1,0 +1,36 @@
+// Input values for `cjax grad` and `cjax run`: fill values, .npy files or seeded random arrays;
+// and writing results as .npy files.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/jaxpr.h"
+#include "runtime/buffer.h"
+
+namespace cjax::cli {
+
+struct InputOptions {
+  // --inputs: one item per argument, a number (an array filled with it) or a .npy file.
+  std::vector<std::string> items;
+  std::optional<uint64_t> seed;  // --seed: reproducible random arrays
+};
+
+// The arguments' values: --inputs, else --seed, else `defaults` (an example's own inputs), else
+// ones. Checks each .npy file's dtype and shape against the argument's.
+std::vector<runtime::Buffer> make_inputs(const Jaxpr& jaxpr,
+                                         const std::vector<std::string>& arg_names,
+                                         const InputOptions& opts,
+                                         std::vector<runtime::Buffer> defaults);
+
+// Writes `values[i]` to DIR/<file_stem(names[i])>.npy, creating DIR; returns the paths.
+std::vector<std::string> write_npy_files(const std::string& dir,
+                                         const std::vector<std::string>& names,
+                                         const std::vector<runtime::Buffer>& values);
+
+// A name as a file stem: `params[0]` -> `params_0`, `opt['w']` -> `opt_w`.
+std::string file_stem(const std::string& name);
+
+}  // namespace cjax::cli

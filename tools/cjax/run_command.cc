@@ -1,0 +1,33 @@
+#include "tools/cjax/run_command.h"
+
+#include <fmt/format.h>
+
+#include "compiler/array.h"
+#include "tools/cjax/backend_commands.h"
+#include "tools/cjax/exit_codes.h"
+#include "tools/cjax/source.h"
+
+namespace cjax::cli {
+
+int run_program(const RunOptions& opts, std::ostream& out, std::ostream& err) {
+  return guarded(err, describe(opts.src), [&] {
+    Jaxpr j = load_jaxpr(opts.src);
+    std::vector<std::string> arg_names;
+    if (j.debug && j.debug->arg_names.size() == j.invars.size()) arg_names = j.debug->arg_names;
+    std::vector<runtime::Buffer> args =
+        make_inputs(j, arg_names, opts.inputs, default_inputs(opts.src));
+    std::vector<runtime::Buffer> outs =
+        evaluate(j, args, parse_evaluator(opts.backend), describe(opts.src));
+    std::vector<std::string> names;
+    for (size_t i = 0; i < outs.size(); ++i)
+      names.push_back(outs.size() == 1 ? "out" : fmt::format("out_{}", i));
+    for (size_t i = 0; i < outs.size(); ++i)
+      out << names[i] << ": " << Array::from_buffer(outs[i]).to_string() << "\n";
+    if (!opts.out_dir.empty())
+      for (const std::string& path : write_npy_files(opts.out_dir, names, outs))
+        out << "wrote " << path << "\n";
+    return kOk;
+  });
+}
+
+}  // namespace cjax::cli
