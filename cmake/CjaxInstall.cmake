@@ -29,12 +29,12 @@ install(TARGETS cjax_all cjax_plugin_api EXPORT cjaxTargets)
 set(CJAX_PC_LIBS "" CACHE INTERNAL "")
 set(CJAX_PC_SYSTEM_LIBS "" CACHE INTERNAL "")
 
-# cjax_export(TARGET [HEADERS DIR...]): installs a library into the package (as cjax::<name
-# without the cjax_ prefix>), makes cjax::cjax link it, and installs the *.h of each DIR
-# (relative to the source root, not recursive). One line per library; list a library after the
-# libraries it depends on.
+# cjax_export(TARGET [HEADERS DIR...] [FILES HEADER...]): installs a library into the package (as
+# cjax::<name without the cjax_ prefix>), makes cjax::cjax link it, and installs the *.h of each
+# DIR (relative to the source root, not recursive) and each single HEADER. One line per library;
+# list a library after the libraries it depends on.
 function(cjax_export target)
-  cmake_parse_arguments(ARG "" "" "HEADERS" ${ARGN})
+  cmake_parse_arguments(ARG "" "" "HEADERS;FILES" ${ARGN})
   string(REGEX REPLACE "^cjax_" "" short ${target})
   set_target_properties(${target} PROPERTIES EXPORT_NAME ${short})
   install(TARGETS ${target} EXPORT cjaxTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
@@ -53,6 +53,10 @@ function(cjax_export target)
       set(CJAX_PC_SYSTEM_LIBS "${CJAX_PC_SYSTEM_LIBS} -l${dep}" CACHE INTERNAL "")
     endforeach()
   endif()
+  foreach(file ${ARG_FILES})
+    get_filename_component(dir ${file} DIRECTORY)
+    install(FILES ${CMAKE_SOURCE_DIR}/${file} DESTINATION ${CJAX_INSTALL_INCLUDEDIR}/${dir})
+  endforeach()
   foreach(dir ${ARG_HEADERS})
     file(GLOB headers CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/${dir}/*.h)
     install(FILES ${headers} DESTINATION ${CJAX_INSTALL_INCLUDEDIR}/${dir})
