@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # block/mlp's training step side by side, in one run on this machine: cjax's compiled step (and
 # its checkpointed twin), the OpenBLAS floor (the step's five matrix products), and PyTorch eager.
-# Runs each twice: with OpenBLAS choosing its kernels, and with OPENBLAS_CORETYPE=Haswell (AVX2),
+# Runs each with OpenBLAS choosing its kernels (0.3.21 picks SSE3 "Prescott" on Sapphire Rapids),
+# with OPENBLAS_CORETYPE=SkylakeX (AVX-512) and with OPENBLAS_CORETYPE=Haswell (AVX2),
 # since an inherited Haswell setting halves OpenBLAS's speed on AVX-512 machines.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh --bench bench_step cjax
-for core in auto Haswell; do
+for core in auto SkylakeX Haswell; do
   if [[ $core == auto ]]; then envs=(env -u OPENBLAS_CORETYPE); else envs=(env OPENBLAS_CORETYPE=$core); fi
   echo "== OpenBLAS kernels: $core"
   "${envs[@]}" build/bench/bench_step --benchmark_filter='floor|cjax_step'

@@ -12,6 +12,7 @@
 #include "compiler/lower/executable.h"
 #include "examples/registry.h"
 #include "passes/dce.h"
+#include "runtime/blas_dot.h"
 
 namespace cjax {
 namespace {
@@ -113,4 +114,10 @@ BENCHMARK(BM_chain_trace_transform_compile)
 }  // namespace
 }  // namespace cjax
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  benchmark::AddCustomContext("openblas_core", cjax::runtime::blas_core_name());
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

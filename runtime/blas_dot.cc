@@ -202,6 +202,11 @@ DotPlan plan_dot(const ShapedArray& lhs, const ShapedArray& rhs, const DotDimens
   return p;
 }
 
+std::string blas_core_name() {
+  const char* name = openblas_get_corename();
+  return name ? name : "unknown";
+}
+
 void run_dot(const DotPlan& plan, const void* lhs, const void* rhs, void* out) {
   if (plan.dtype == DType::f32)
     run_typed(plan, static_cast<const float*>(lhs), static_cast<const float*>(rhs),

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "ir/params.h"
@@ -27,6 +28,11 @@ bool blas_dot_supported(const ShapedArray& lhs, const ShapedArray& rhs, const Sh
 // dimension numbers that do not fit the operands.
 DotPlan plan_dot(const ShapedArray& lhs, const ShapedArray& rhs, const DotDimensionNumbers& dn,
                  const ShapedArray& out);
+// The kernel family OpenBLAS chose for this CPU ("SkylakeX", "Haswell", ...). OpenBLAS 0.3.21
+// does not know Sapphire Rapids and falls back to "Prescott" (SSE3, several times slower) unless
+// OPENBLAS_CORETYPE=SkylakeX is set before the process starts; reports name the choice.
+std::string blas_core_name();
+
 // out (row-major, the dot_general output layout) = lhs · rhs.
 void run_dot(const DotPlan& plan, const void* lhs, const void* rhs, void* out);
 

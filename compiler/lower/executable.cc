@@ -10,6 +10,7 @@
 #include <mlir/Target/LLVMIR/Export.h>
 
 #include <chrono>
+#include <cstdlib>
 
 #include "compiler/lower/lowering.h"
 #include "compiler/lower/pipeline.h"
@@ -96,6 +97,7 @@ std::shared_ptr<const Executable> compile(const Jaxpr& jaxpr, const std::string&
   mlir::ExecutionEngineOptions options;
   options.transformer = mlir::makeOptimizingTransformer(3, 0, nullptr);
   options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
+  options.enablePerfNotificationListener = std::getenv("CJAX_PERF_MAP") != nullptr;
   auto engine = mlir::ExecutionEngine::create(*module, options);
   if (!engine)
     throw Error(fmt::format("lower: the JIT could not compile {}: {} {}", program_name(where),

@@ -11,6 +11,7 @@
 #include <map>
 #include <mutex>
 
+#include "compiler/lower/fold_transposes.h"
 #include "ir/errors.h"
 #include "ir/primitive.h"
 
@@ -92,8 +93,10 @@ std::string unsupported_message(const EqnLowering& el, const std::string& what) 
                      el.state.where.empty() ? "" : " in " + el.state.where);
 }
 
-std::vector<mlir::Value> lower_jaxpr_body(LoweringState& state, const Jaxpr& jaxpr,
+std::vector<mlir::Value> lower_jaxpr_body(LoweringState& state, const Jaxpr& program,
                                           const std::vector<mlir::Value>& args) {
+  // Every body, the inlined call bodies too (a backward program's recomputation sits in one).
+  const Jaxpr jaxpr = fold_transposed_dots(program);
   std::unordered_map<const void*, mlir::Value> env;
   mlir::OpBuilder& b = state.b;
   const mlir::Location unknown = b.getUnknownLoc();

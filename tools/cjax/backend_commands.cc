@@ -9,6 +9,7 @@
 #include "compiler/lower/executable.h"
 #include "compiler/lower/step_bench.h"
 #include "ir/errors.h"
+#include "runtime/blas_dot.h"
 #include "runtime/interpreter.h"
 #include "tools/cjax/exit_codes.h"
 #include "tools/cjax/source.h"
@@ -28,10 +29,12 @@ nlohmann::json timing_json(const lower::Timing& t) {
   return {{"min", t.min_ms}, {"median", t.median_ms}, {"max", t.max_ms}};
 }
 
-// OpenBLAS reads OPENBLAS_CORETYPE once: an inherited "Haswell" pins AVX2 kernels.
+// Which OpenBLAS kernels ran, and whether the environment chose them (OPENBLAS_CORETYPE is read
+// once, at load: an inherited "Haswell" pins AVX2 kernels).
 std::string blas_kernels() {
   const char* core = std::getenv("OPENBLAS_CORETYPE");
-  return core ? fmt::format("OPENBLAS_CORETYPE={}", core) : "OpenBLAS auto-detected";
+  return fmt::format("OpenBLAS {} kernels ({})", runtime::blas_core_name(),
+                     core ? fmt::format("OPENBLAS_CORETYPE={}", core) : "auto-detected");
 }
 
 }  // namespace
