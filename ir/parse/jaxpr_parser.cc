@@ -92,12 +92,18 @@ void JaxprParser::parse_preambles() {
   std::string_view src = lex.source();
   while (lex.peek().is_ident("let")) {
     lex.next();
-    // The name is the jaxpr's `name` param without `<>`, so it may hold any character but '='
-    // (`let lambda = `, `let unnamed function = `, `let transpose(f) = `).
+    // The name is the jaxpr's `name` param without `<>`, so it may hold any character but a
+    // newline (`let lambda = `, `let unnamed function = `, `let transpose(f) = `); it ends at the
+    // first '=' that a '{' follows.
     lex.skip_space();
     size_t start = lex.offset();
     size_t eq = start;
-    while (eq < src.size() && src[eq] != '=' && src[eq] != '\n') ++eq;
+    auto opens_body = [&](size_t i) {
+      size_t j = i + 1;
+      while (j < src.size() && is_space(src[j]) && src[j] != '\n') ++j;
+      return j < src.size() && src[j] == '{';
+    };
+    while (eq < src.size() && src[eq] != '\n' && !(src[eq] == '=' && opens_body(eq))) ++eq;
     size_t end = eq;
     while (end > start && is_space(src[end - 1])) --end;
     if (end == start) fail_expected(lex.peek(), "a name after 'let'");
@@ -253,7 +259,11 @@ void JaxprParser::define(Scope& scope, const Token& name, const Var& v) {
 void JaxprParser::parse_eqn(Scope& scope, Jaxpr& jaxpr) {
   EqnDraft d;
   d.offset = lex.peek().offset;
-  while (!lex.peek().is('=')) {
+  // An eqn without outputs prints as just its right-hand side (`debug_callback[...] a`), as JAX
+  // prints one: no binders and no '='. Such an eqn must have params (`prim[`), so that it cannot
+  // be mistaken for an operand of the eqn before it.
+  bool no_outputs = lex.peek().is_ident() && ident_opens_params(lex.peek());
+  while (!no_outputs && !lex.peek().is('=')) {
     Token name = lex.next();
     if (!name.is_ident()) fail_expected(name, "a binder (name:type) or '='");
     Token colon = lex.next();
@@ -261,11 +271,14 @@ void JaxprParser::parse_eqn(Scope& scope, Jaxpr& jaxpr) {
       fail_expected(colon, fmt::format("':' after variable name '{}'", name.text));
     d.outs.push_back({name, parse_aval()});
   }
-  lex.next();  // '='
+  if (!no_outputs) lex.next();  // '='
   Token prim = lex.next();
   if (!prim.is_ident()) fail_expected(prim, "a primitive name after '='");
   d.prim_name = std::string(prim.text);
   if (lex.peek_char() == '[') d.params = parse_params(prim.text);
+  // It would print as a bare name, indistinguishable from an operand of the eqn before it.
+  if (d.outs.empty() && d.params.empty())
+    fail(prim.offset, fmt::format("equation '{}' has neither outputs nor params", prim.text));
   parse_args(scope, d);
   Eqn eqn = finish_eqn(d);
   for (size_t i = 0; i < d.outs.size(); ++i) {
@@ -277,13 +290,15 @@ void JaxprParser::parse_eqn(Scope& scope, Jaxpr& jaxpr) {
   jaxpr.eqns.push_back(std::move(eqn));
 }
 
-// Operands run until the next eqn (`name:type ... =`), a `;`, or `in (`. They may continue on
-// the following lines (JAX breaks a long operand list after a param block).
+// Operands run until the next eqn (`name:type ... =`, or `prim[` for one without outputs), a `;`,
+// or `in (`. They may continue on the following lines (JAX breaks a long operand list after a
+// param block).
 void JaxprParser::parse_args(Scope& scope, EqnDraft& d) {
   while (true) {
     Token t = lex.peek();
     if (t.is_ident()) {
       if (t.text == "in" && lex.peek2().is('(')) return;
+      if (ident_opens_params(t)) return;  // the next eqn, one without outputs
       if (lex.peek2().is(':')) {
         // `True:bool[]` is a literal operand; so is `nan:f32[]` (or `inf:`) unless binders and
         // '=' follow on the same line: an eqn defining a variable JAX happened to name `nan`.
@@ -303,6 +318,11 @@ void JaxprParser::parse_args(Scope& scope, EqnDraft& d) {
       d.inputs.push_back(std::move(*atom));
     }
   }
+}
+
+bool JaxprParser::ident_opens_params(const Token& t) const {
+  size_t after = t.offset + t.text.size();
+  return after < lex.source().size() && lex.source()[after] == '[';
 }
 
 bool JaxprParser::binders_follow() const {

@@ -128,6 +128,8 @@ class JaxprParser {
   void parse_eqn(Scope& scope, Jaxpr& jaxpr);
   void parse_args(Scope& scope, EqnDraft& draft);
   bool binders_follow() const;
+  // Whether the identifier `t` is directly followed by '[' (a primitive with params).
+  bool ident_opens_params(const Token& t) const;
   std::optional<Atom> parse_atom(Scope& scope, std::optional<UntypedLiteral>* untyped);
   void parse_outvars(Scope& scope, Jaxpr& jaxpr);
   // The output written `_` that `from_end` positions before the latest one, made readable.
@@ -138,6 +140,8 @@ class JaxprParser {
   bool value_ends() const;
   bool key_follows(size_t offset) const;
   std::string raw_value_text(std::string_view prim, size_t start, size_t open);
+  void check_one_line(std::string_view prim, std::string_view key, size_t start,
+                      std::string_view text) const;
 
   std::vector<Shared> shared_;
   std::unordered_map<std::string, size_t> shared_index_;  // name -> index in shared_

@@ -17,9 +17,11 @@ bool is_dtype_key(std::string_view k) {
          k == "out_dtype";
 }
 
-// Keys whose bare identifier value may name a shared jaxpr (`jaxpr=lambda`).
-bool is_jaxpr_key(std::string_view k) {
-  return k.find("jaxpr") != std::string_view::npos || k == "branches";
+// Keys whose bare identifier value may name a shared jaxpr (`jaxpr=lambda`): any key, since JAX
+// prints every jaxpr-valued param of a primitive it does not know the same way (fuzzing found
+// `out_s=<preamble>` on an unknown primitive not reading back).
+bool is_jaxpr_key(std::string_view) {
+  return true;
 }
 
 std::optional<ParamValue> number_value(std::string_view s) {
@@ -64,9 +66,12 @@ Params JaxprParser::parse_params(std::string_view prim) {
 ParamValue JaxprParser::read_value(std::string_view prim, std::string_view key, size_t open) {
   lex.skip_space();
   size_t start = lex.offset();
+  // `key= = x` would print as `key== x`, which reads as no key at all.
+  if (lex.peek_char() == '=') fail_expected(char_token(), fmt::format("a value after '{}='", key));
   if (key == "name") {  // a function's name, printed by str(): `<lambda>`, `transpose(f)`
     std::string text = raw_value_text(prim, start, open);
     if (text.empty()) fail_expected(lex.peek(), "a value after 'name='");
+    check_one_line(prim, key, start, text);
     return ParamValue(std::move(text));
   }
   if (is_jaxpr_key(key) && !shared_.empty() && lex.peek_char() != '{' &&
@@ -84,7 +89,17 @@ ParamValue JaxprParser::read_value(std::string_view prim, std::string_view key, 
   lex.seek(start);
   std::string text = raw_value_text(prim, start, open);
   if (text.empty()) fail_expected(lex.peek(), fmt::format("a value after '{}='", key));
+  check_one_line(prim, key, start, text);
   return ParamValue(OpaqueParam{std::move(text)});
+}
+
+// JAX prints a value it does not structure with str(), on one line; text running past the line is
+// a mangled next key (`name` values may also become `let NAME =` preambles, which are one line).
+void JaxprParser::check_one_line(std::string_view prim, std::string_view key, size_t start,
+                                 std::string_view text) const {
+  if (size_t nl = text.find('\n'); nl != std::string_view::npos)
+    fail(start + nl,
+         fmt::format("the value of '{}=' in '{}' runs past the end of its line", key, prim));
 }
 
 // A value cjax models, or nullopt (then the caller keeps the text). `top` is false inside tuples
@@ -183,12 +198,14 @@ bool JaxprParser::key_follows(size_t offset) const {
 }
 
 // The text of a value from `start` to the next ` key=` or the closing `]` at bracket depth 0,
-// without trailing whitespace. Quoted strings are skipped whole; a `)` or `}` with no opening
-// partner is text (jax 0.6 printed PartitionSpecs as `P('x', None))`).
+// without trailing whitespace. Quoted strings are skipped whole; a `)` with no opening partner is
+// text (jax 0.6 printed PartitionSpecs as `P('x', None))`). Other closers must match their
+// opener: braces in particular stay balanced, as the scan for the end of a `let` preamble needs.
 std::string JaxprParser::raw_value_text(std::string_view prim, size_t start, size_t open) {
   std::string_view src = lex.source();
   size_t i = start;
-  int depth = 0;
+  std::string openers;  // the unclosed brackets, innermost last
+  size_t stray = std::string_view::npos;
   while (true) {
     if (i >= src.size()) {
       Token end;
@@ -204,19 +221,32 @@ std::string JaxprParser::raw_value_text(std::string_view prim, size_t start, siz
       continue;
     }
     if (c == '(' || c == '[' || c == '{') {
-      ++depth;
+      openers.push_back(c);
     } else if (c == ')' || c == ']' || c == '}') {
-      if (depth > 0)
-        --depth;
-      else if (c == ']')
+      char want = openers.empty()         ? '\0'
+                  : openers.back() == '(' ? ')'
+                  : openers.back() == '[' ? ']'
+                                          : '}';
+      if (c == want) {
+        openers.pop_back();
+      } else if (openers.empty() && c == ']') {
         break;
-    } else if (depth == 0 && is_space(c)) {
+      } else if (openers.empty() && c == '}') {
+        // Reported once the value's end is found (an unclosed '[' is the better message when
+        // the text runs out first).
+        if (stray == std::string_view::npos) stray = i;
+      } else if (!(openers.empty() && c == ')')) {
+        fail(i, fmt::format("unbalanced '{}' in a param value of '{}'", c, prim));
+      }
+    } else if (openers.empty() && is_space(c)) {
       if (key_follows(i)) break;
       while (i < src.size() && is_space(src[i])) ++i;  // one look per run of spaces
       continue;
     }
     ++i;
   }
+  if (stray != std::string_view::npos)
+    fail(stray, fmt::format("unbalanced '}}' in a param value of '{}'", prim));
   size_t end = i;
   while (end > start && is_space(src[end - 1])) --end;
   lex.seek(i);

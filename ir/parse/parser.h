@@ -36,6 +36,11 @@
 //   primitive's params go through its canonicalizer, then its shape rule must give the binders'
 //   types. Unknown primitives become opaque_primitive(name), typed by their binders, params in
 //   read order.
+// - An eqn without outputs is its right-hand side alone, `debug_callback[...] a`, as JAX prints
+//   it (the older ` = prim[...] a` reads too); one with neither outputs nor params is rejected,
+//   since it would print as a bare name.
+// - A param value kept as text is one line, and its brackets balance (a `)` without a partner
+//   excepted): a value running on means a mangled key, and would not print back.
 // - Untyped binders (the pre-2021 format `{ lambda  ; a. let b = ...`) are rejected.
 //
 // Every error is a cjax::ParseError with a 1-based line and column; no input crashes or hangs it.

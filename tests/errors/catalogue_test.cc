@@ -1,0 +1,236 @@
+// The error catalogue (docs/errors.md): for every class of bad input, the exception the C++ API
+// throws with its message, and what the CLI prints (one line, `cjax: <where>: <message>`) and
+// the exit code it returns (0 ok, 1 bad input, 2 usage, 3 internal).
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "compiler/cjax.h"
+#include "io/npy.h"
+#include "ir/json/json.h"
+#include "ir/parse/parser.h"
+#include "passes/jvp.h"
+#include "passes/policies.h"
+#include "passes/vjp.h"
+#include "runtime/interpreter.h"
+#include "tests/cli/run_cli.h"
+
+using cli_test::run_cli;
+using namespace cjax;
+namespace np = cjax::numpy;
+
+namespace {
+
+// What a call throws: the exception's what(), and whether it had type E.
+template <class E, class F>
+std::string thrown(F&& f) {
+  try {
+    f();
+  } catch (const E& e) {
+    return e.what();
+  } catch (const std::exception& e) {
+    return std::string("wrong exception type: ") + e.what();
+  }
+  return "no exception";
+}
+
+bool has(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
+
+// The CLI's error output is exactly one line starting `cjax: `.
+void check_one_line(const cli_test::Result& r) {
+  INFO(r.err);
+  CHECK(r.out.empty());
+  CHECK(r.err.rfind("cjax: ", 0) == 0);
+  CHECK(r.err.find('\n') == r.err.size() - 1);
+}
+
+std::string temp_file(const std::string& name, const std::string& bytes) {
+  std::string path = std::string(CJAX_BINARY_DIR) + "/errors_test_" + name;
+  std::ofstream(path, std::ios::binary) << bytes;
+  return path;
+}
+
+const char* const kSumOfMyOp =
+    "{ lambda ; a:f32[3]. let\n"
+    "    b:f32[3] = my_op[k=1] a\n"
+    "    c:f32[] = reduce_sum[axes=(0,) out_sharding=None] b\n"
+    "  in (c,) }";
+
+}  // namespace
+
+TEST_CASE("errors: malformed jaxpr text gives line:column") {
+  std::string text = "{ lambda ; a:f32[3]. let\n    b:f32[3] = sin a\n  in (b, }";
+  CHECK(thrown<ParseError>([&] { parse_jaxpr(text); }) ==
+        "3:10: expected a variable or a literal, got '}'");
+  try {
+    parse_jaxpr(text);
+    FAIL("no ParseError");
+  } catch (const ParseError& p) {
+    CHECK(p.line == 3);
+    CHECK(p.column == 10);
+    CHECK(p.message == "expected a variable or a literal, got '}'");
+  }
+  auto r = run_cli("jaxpr -", text);
+  CHECK(r.code == 1);
+  CHECK(r.err == "cjax: <stdin>: 3:10: expected a variable or a literal, got '}'\n");
+  check_one_line(r);
+}
+
+TEST_CASE("errors: ill-typed jaxpr text names the eqn's op and position") {
+  std::string text = "{ lambda ; a:f32[3] b:i32[3]. let c:f32[3] = add a b in (c,) }";
+  CHECK(thrown<ParseError>([&] { parse_jaxpr(text); }) ==
+        "1:35: add: dtype mismatch f32[3] and i32[3]");
+  auto r = run_cli("jaxpr -", text);
+  CHECK(r.code == 1);
+  CHECK(r.err == "cjax: <stdin>: 1:35: add: dtype mismatch f32[3] and i32[3]\n");
+  auto r2 = run_cli("jaxpr -", "{ lambda ; a:f32[3]. let b:f32[4] = sin a in (b,) }");
+  CHECK(r2.code == 1);
+  CHECK(r2.err ==
+        "cjax: <stdin>: 1:26: sin: output type f32[4] does not match the rule's f32[3]\n");
+}
+
+TEST_CASE("errors: a shape mismatch while tracing names the op, the shapes and the caller") {
+  auto add = [](const Array& a, const Array& b) { return np::add(a, b); };
+  std::string msg = thrown<TypeError>([&] { make_jaxpr(add)(np::zeros({3}), np::zeros({4})); });
+  INFO(msg);
+  CHECK(has(msg, "tests/errors/catalogue_test.cc:"));  // the caller's file:line:col
+  CHECK(has(msg, "add: incompatible shapes f32[3] and f32[4]"));
+  auto dot = [](const Array& a, const Array& b) { return np::dot(a, b); };
+  msg = thrown<TypeError>([&] { make_jaxpr(dot)(np::zeros({3, 2}), np::zeros({4})); });
+  CHECK(has(msg, "catalogue_test.cc:"));
+  CHECK(has(msg,
+            "dot_general: contracting dimensions have different sizes (2,) and (4,) "
+            "(got f32[3,2], f32[4])"));
+  // Eagerly too.
+  msg = thrown<TypeError>([] { np::multiply(np::zeros({2, 3}), np::zeros({3, 2})); });
+  CHECK(has(msg, "catalogue_test.cc:"));
+  CHECK(has(msg, "mul: incompatible shapes f32[2,3] and f32[3,2]"));
+}
+
+TEST_CASE("errors: a dtype mismatch while tracing names the op and both types") {
+  auto add = [](const Array& a, const Array& b) { return lax::add(a, b); };
+  std::string msg =
+      thrown<TypeError>([&] { make_jaxpr(add)(np::zeros({3}), np::zeros({3}, DType::i32)); });
+  CHECK(has(msg, "catalogue_test.cc:"));
+  CHECK(has(msg, "add: dtype mismatch f32[3] and i32[3]"));
+}
+
+TEST_CASE("errors: an unknown primitive in a pass names the primitive and the pass") {
+  JaxprRef j = parse_jaxpr(kSumOfMyOp);  // read as an opaque primitive
+  CHECK(thrown<UnsupportedError>([&] { jvp_jaxpr(*j, {true}, true); }) ==
+        "jvp: no differentiation rule for 'my_op' (from unknown)");
+  CHECK(thrown<UnsupportedError>([&] { vjp_jaxpr(*j); }) ==
+        "jvp: no differentiation rule for 'my_op' (from unknown)");
+  std::vector<runtime::Buffer> in{runtime::Buffer::zeros(ShapedArray(DType::f32, {3}))};
+  CHECK(thrown<UnsupportedError>([&] { runtime::eval_jaxpr(*j, in); }) ==
+        "interpreter: no kernel for primitive 'my_op'");
+  for (const char* sub : {"grad -", "residuals -", "fwd-bwd -"}) {
+    auto r = run_cli(sub, kSumOfMyOp);
+    INFO(sub);
+    CHECK(r.code == 1);
+    CHECK(r.err == "cjax: <stdin>: jvp: no differentiation rule for 'my_op' (from unknown)\n");
+  }
+  // No tangent needed (integers): the back end (or the interpreter) is the first to meet it.
+  auto r = run_cli("grad -", "{ lambda ; a:i32[3]. let b:i32[3] = my_op[k=1] a in (b,) }");
+  CHECK(r.code == 1);
+  CHECK(has(r.err, "cjax: <stdin>: "));
+  CHECK((has(r.err, "'my_op'") || has(r.err, " my_op: ")));
+  check_one_line(r);
+}
+
+TEST_CASE("errors: a non-differentiable op or value") {
+  // A known primitive without a differentiation rule.
+  std::string text =
+      "{ lambda ; a:f32[3]. let\n"
+      "    b:f32[3] = psum[axes=(0,) axis_index_groups=None] a\n"
+      "    c:f32[] = reduce_sum[axes=(0,) out_sharding=None] b\n"
+      "  in (c,) }";
+  CHECK(thrown<UnsupportedError>([&] { vjp_jaxpr(*parse_jaxpr(text)); }) ==
+        "jvp: no differentiation rule for 'psum' (from unknown)");
+  auto r = run_cli("grad -", text);
+  CHECK(r.code == 1);
+  CHECK(r.err == "cjax: <stdin>: jvp: no differentiation rule for 'psum' (from unknown)\n");
+  // grad of a function whose output is not a float scalar.
+  auto sum = [](const Array& a) { return np::sum(a); };
+  CHECK(thrown<TypeError>([&] { grad(sum)(np::zeros({3}, DType::i32)); }) ==
+        "grad requires real-valued (floating point) outputs, but the output is i32[]");
+  auto sin = [](const Array& a) { return np::sin(a); };
+  CHECK(has(thrown<TypeError>([&] { grad(sin)(np::zeros({3})); }),
+            "grad: gradient only defined for scalar-output functions, but the output has shape "
+            "(3,)"));
+}
+
+TEST_CASE("errors: an unknown policy, example or file name is a usage error") {
+  std::string msg = thrown<UsageError>([] { policies::by_name("bogus"); });
+  CHECK(has(msg, "unknown policy 'bogus'; valid policies: everything_saveable, nothing_saveable"));
+  auto r = run_cli("residuals --example tutorial/f --policy bogus");
+  CHECK(r.code == 2);
+  CHECK(has(r.err, "cjax: example tutorial/f: unknown policy 'bogus'; valid policies: "));
+  check_one_line(r);
+  r = run_cli("jaxpr --example no/such");
+  CHECK(r.code == 2);
+  CHECK(has(r.err, "cjax: example no/such: unknown example 'no/such'; examples: tutorial/f, "));
+  check_one_line(r);
+  r = run_cli("jaxpr no_such_file.jaxpr");
+  CHECK(r.code == 2);
+  CHECK(r.err == "cjax: no_such_file.jaxpr: cannot open 'no_such_file.jaxpr'\n");
+  r = run_cli("grad --example tutorial/f --inputs 1,2");
+  CHECK(r.code == 2);
+  CHECK(r.err == "cjax: example tutorial/f: --inputs gives 2 values for 4 arguments\n");
+  // Unknown options and subcommands (CLI11's own message, then a hint line).
+  CHECK(run_cli("grad --example tutorial/f --bogus").code == 2);
+  CHECK(run_cli("bogus").code == 2);
+}
+
+TEST_CASE("errors: overlapping offload names") {
+  CHECK(thrown<UsageError>([] {
+          policies::save_and_offload_only_these_names({"a", "b"}, {"b"}, "device", "pinned_host");
+        }) ==
+        "save_and_offload_only_these_names: names in both the saved and the offloaded "
+        "sets: b");
+  auto r = run_cli(
+      "residuals --example tutorial/f4 --policy save_and_offload_only_these_names --names a "
+      "--offload-names a,b");
+  CHECK(r.code == 2);
+  CHECK(r.err ==
+        "cjax: example tutorial/f4: save_and_offload_only_these_names: names in both the saved "
+        "and the offloaded sets: a\n");
+}
+
+TEST_CASE("errors: malformed .npy input") {
+  CHECK(thrown<Error>([] { io::read_npy("garbage"); }) ==
+        "malformed .npy: the file does not start with the .npy magic \\x93NUMPY");
+  std::string bad = temp_file("bad.npy", "garbage\n");
+  auto r = run_cli("grad --example tutorial/sin_sin --inputs " + bad);
+  CHECK(r.code == 1);
+  CHECK(r.err == "cjax: example tutorial/sin_sin: " + bad +
+                     ": malformed .npy: the file does not start with the .npy magic \\x93NUMPY\n");
+  std::remove(bad.c_str());
+}
+
+TEST_CASE("errors: malformed JSON IR") {
+  CHECK(thrown<Error>([] { jaxpr_from_json("{\"jaxprs\": 3}"); }) ==
+        "JSON jaxpr: $: missing \"format\"");
+  auto r = run_cli("jaxpr -", "{\"jaxprs\": 3}");
+  CHECK(r.code == 1);
+  CHECK(r.err == "cjax: <stdin>: JSON jaxpr: $: missing \"format\"\n");
+  // Broken JSON syntax: a ParseError with line and column.
+  std::string msg = thrown<ParseError>([] { jaxpr_from_json("{\"format\": \n ]"); });
+  CHECK(has(msg, "2:"));
+}
+
+TEST_CASE("errors: a bad plugin") {
+  std::string not_so = temp_file("not_a_plugin.so", "not an ELF file");
+  auto r = run_cli("examples --plugin " + not_so);
+  CHECK(r.code == 1);
+  CHECK(has(r.err, "cjax: " + not_so + ": cannot load plugin '" + not_so + "': "));
+  check_one_line(r);
+  std::remove(not_so.c_str());
+  r = run_cli("examples --plugin no_such_plugin.so");
+  CHECK(r.code != 0);
+  CHECK(has(r.err, "no_such_plugin.so"));
+}

@@ -1,0 +1,354 @@
+#include "tests/property/properties.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <random>
+#include <unordered_set>
+
+#include "compiler/lower/executable.h"
+#include "ir/errors.h"
+#include "ir/parse/parser.h"
+#include "ir/print/printer.h"
+#include "ir/rules/verify.h"
+#include "passes/cse.h"
+#include "passes/dce.h"
+#include "passes/jvp.h"
+#include "passes/remat.h"
+#include "passes/simplify.h"
+#include "passes/vjp.h"
+#include "runtime/interpreter.h"
+
+namespace prop {
+
+using cjax::Jaxpr;
+using cjax::runtime::Buffer;
+using Values = std::vector<std::vector<double>>;
+
+namespace {
+
+Values random_values(const std::vector<cjax::Var>& vars, std::mt19937_64& rng, double lo = -1.0,
+                     double hi = 1.0) {
+  std::uniform_real_distribution<double> dist(lo, hi);
+  Values out;
+  for (const cjax::Var& v : vars) {
+    std::vector<double> x(static_cast<size_t>(v.aval().size()));
+    for (double& e : x) e = dist(rng);
+    out.push_back(std::move(x));
+  }
+  return out;
+}
+
+// Evaluates `j` on `args` (f64 data, one vector per invar, in order) with the interpreter, or
+// compiled through the MLIR back end.
+Values eval(const Jaxpr& j, const Values& args, bool compiled = false) {
+  if (args.size() != j.invars.size())
+    throw cjax::Error(
+        fmt::format("eval: {} arguments for {} invars", args.size(), j.invars.size()));
+  std::vector<Buffer> bufs;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const cjax::ShapedArray& aval = j.invars[i].aval();
+    if (aval.dtype != cjax::DType::f64)
+      throw cjax::Error(fmt::format("eval: invar {} is {}, not f64", i, aval.str_short()));
+    bufs.push_back(Buffer::from_data<double>(aval, std::span<const double>(args[i])));
+  }
+  Values out;
+  for (const Buffer& b : compiled ? cjax::lower::compile(j, "random program")->run(bufs)
+                                  : cjax::runtime::eval_jaxpr(j, bufs))
+    out.push_back(b.to_doubles());
+  return out;
+}
+
+Values concat(Values a, const Values& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+Values slice(const Values& v, size_t begin, size_t end) {
+  return Values(v.begin() + static_cast<std::ptrdiff_t>(begin),
+                v.begin() + static_cast<std::ptrdiff_t>(end));
+}
+
+double dot(const Values& a, const Values& b) {
+  double s = 0;
+  for (size_t i = 0; i < a.size(); ++i)
+    for (size_t k = 0; k < a[i].size(); ++k) s += a[i][k] * b[i][k];
+  return s;
+}
+
+double max_abs(const Values& v) {
+  double m = 0;
+  for (const auto& x : v)
+    for (double e : x) m = std::max(m, std::abs(e));
+  return m;
+}
+
+// "" when a and b agree within rtol (relative to the larger magnitude, at least 1) everywhere.
+std::string compare(const char* what, const Values& got, const Values& want, double rtol) {
+  if (got.size() != want.size())
+    return fmt::format("{}: {} values, want {}", what, got.size(), want.size());
+  double scale = std::max({1.0, max_abs(got), max_abs(want)});
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (got[i].size() != want[i].size())
+      return fmt::format("{}: value {} has {} elements, want {}", what, i, got[i].size(),
+                         want[i].size());
+    for (size_t k = 0; k < got[i].size(); ++k) {
+      double g = got[i][k], w = want[i][k];
+      if (!std::isfinite(w)) continue;  // an overflow in the reference: nothing to compare
+      if (!(std::abs(g - w) <= rtol * scale))
+        return fmt::format("{}: value {} element {}: got {:.17g}, want {:.17g}", what, i, k, g, w);
+    }
+  }
+  return "";
+}
+
+// Whether a Var is defined (as a binder) in more than one place, across nested jaxprs. Passes
+// may share Var objects between jaxprs (as JAX's do); the printer then names them alike in both,
+// and a parse makes them distinct, so the names of a reprint may differ.
+void collect_binders(const Jaxpr& j, std::unordered_set<const void*>& seen, bool& shared) {
+  auto bind = [&](const cjax::Var& v) {
+    if (!seen.insert(v.id()).second) shared = true;
+  };
+  for (const cjax::Var& v : j.constvars) bind(v);
+  for (const cjax::Var& v : j.invars) bind(v);
+  for (const cjax::Eqn& e : j.eqns) {
+    for (const cjax::Var& v : e.outputs)
+      if (!v.is_drop()) bind(v);
+    for (const auto& [key, value] : e.params)
+      if (value.is<cjax::JaxprRef>()) collect_binders(*value.as<cjax::JaxprRef>(), seen, shared);
+  }
+}
+
+bool shares_vars(const Jaxpr& j) {
+  std::unordered_set<const void*> seen;
+  bool shared = false;
+  collect_binders(j, seen, shared);
+  return shared;
+}
+
+// print -> parse -> print is the identity (a fixpoint after one parse when the jaxpr shares Vars
+// between nested jaxprs), and the verifier accepts the jaxpr.
+std::string roundtrip(const char* what, const Jaxpr& j) {
+  std::string printed = cjax::to_string(j);
+  try {
+    cjax::verify(j);
+  } catch (const cjax::Error& e) {
+    return fmt::format("{}: the verifier rejects it: {}\n{}", what, e.what(), printed);
+  }
+  std::string reprinted;
+  try {
+    reprinted = cjax::to_string(*cjax::parse_jaxpr(printed));
+  } catch (const cjax::Error& e) {
+    return fmt::format("{}: its printout does not parse: {}\n{}", what, e.what(), printed);
+  }
+  if (reprinted == printed) return "";
+  if (!shares_vars(j))
+    return fmt::format("{}: print -> parse -> print changed it:\n{}\n---\n{}", what, printed,
+                       reprinted);
+  std::string third;
+  try {
+    third = cjax::to_string(*cjax::parse_jaxpr(reprinted));
+  } catch (const cjax::Error& e) {
+    return fmt::format("{}: its reprint does not parse: {}\n{}", what, e.what(), reprinted);
+  }
+  if (third != reprinted)
+    return fmt::format("{}: print -> parse -> print is not a fixpoint:\n{}\n---\n{}", what,
+                       reprinted, third);
+  return "";
+}
+
+std::string check_jvp_fd(const Jaxpr& j, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  Values x = random_values(j.invars, rng), t = random_values(j.invars, rng);
+  cjax::JvpJaxpr jj = cjax::jvp_jaxpr(j, std::vector<bool>(j.invars.size(), true), true);
+  Values jout = eval(jj.jaxpr, concat(x, t));
+  size_t m = j.outvars.size();
+  Values primal = eval(j, x);
+  if (auto e = compare("jvp primal outputs vs eval", slice(jout, 0, m), primal, 1e-12); !e.empty())
+    return e;
+  const double h = 1e-6;
+  Values xp = x, xm = x;
+  for (size_t i = 0; i < x.size(); ++i)
+    for (size_t k = 0; k < x[i].size(); ++k) {
+      xp[i][k] += h * t[i][k];
+      xm[i][k] -= h * t[i][k];
+    }
+  Values fp = eval(j, xp), fm = eval(j, xm), fd = fp;
+  for (size_t i = 0; i < fd.size(); ++i)
+    for (size_t k = 0; k < fd[i].size(); ++k) fd[i][k] = (fp[i][k] - fm[i][k]) / (2 * h);
+  return compare("jvp tangents vs central differences", slice(jout, m, jout.size()), fd, 1e-5);
+}
+
+std::string check_vjp_jvp(const Jaxpr& j, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  Values x = random_values(j.invars, rng), t = random_values(j.invars, rng);
+  size_t m = j.outvars.size();
+  std::vector<cjax::Var> outs;
+  for (const cjax::Atom& a : j.outvars) outs.push_back(cjax::Var(a.aval()));
+  Values ct = random_values(outs, rng);
+
+  cjax::JvpJaxpr jj = cjax::jvp_jaxpr(j, std::vector<bool>(j.invars.size(), true), true);
+  Values jout = eval(jj.jaxpr, concat(x, t));
+  Values jt = slice(jout, m, jout.size());
+
+  cjax::VjpResult v = cjax::vjp_jaxpr(j);
+  Values fwd = eval(v.fwd, x);
+  if (auto e =
+          compare("vjp forward outputs vs jvp primals", slice(fwd, 0, m), slice(jout, 0, m), 1e-12);
+      !e.empty())
+    return e;
+  Values res = slice(fwd, m, fwd.size());
+  Values g = eval(v.bwd, concat(res, ct));
+  double lhs = dot(g, t), rhs = dot(ct, jt);
+  double scale = std::max({1.0, std::abs(lhs), std::abs(rhs), max_abs(g), max_abs(jt)});
+  if (!(std::abs(lhs - rhs) <= 1e-9 * scale))
+    return fmt::format("<vjp(ct), t> = {:.17g} but <ct, jvp(t)> = {:.17g}", lhs, rhs);
+
+  cjax::LinearizeResult l = cjax::linearize_jaxpr(j);
+  Values lf = eval(l.fwd, x);
+  Values lt = eval(l.lin, concat(slice(lf, m, lf.size()), t));
+  // Outputs whose tangent is a symbolic zero are not outputs of lin.
+  Values lt_full;
+  size_t next = 0;
+  for (size_t i = 0; i < m; ++i) {
+    if (l.out_nonzero[i])
+      lt_full.push_back(lt.at(next++));
+    else
+      lt_full.push_back(std::vector<double>(jt[i].size(), 0.0));
+  }
+  return compare("linearize tangents vs jvp", lt_full, jt, 1e-12);
+}
+
+// The gradient: (one cotangent per output, given) -> (cotangent per input).
+Values gradient(const Jaxpr& j, const Values& x, const Values& ct) {
+  cjax::VjpResult v = cjax::vjp_jaxpr(j);
+  Values fwd = eval(v.fwd, x);
+  return eval(v.bwd, concat(slice(fwd, j.outvars.size(), fwd.size()), ct));
+}
+
+std::string check_policies(const Jaxpr& j, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  Values x = random_values(j.invars, rng);
+  std::vector<cjax::Var> outs;
+  for (const cjax::Atom& a : j.outvars) outs.push_back(cjax::Var(a.aval()));
+  Values ct = random_values(outs, rng);
+  Values plain = gradient(j, x, ct);
+  for (const NamedPolicy& p : all_policies()) {
+    Jaxpr c = cjax::checkpoint_jaxpr(j, p.policy);
+    std::string what = fmt::format("gradient under checkpoint(policy={}) vs plain", p.name);
+    if (auto e = compare(what.c_str(), gradient(c, x, ct), plain, 1e-10); !e.empty()) return e;
+  }
+  return "";
+}
+
+std::string check_roundtrip(const Jaxpr& j, uint64_t) {
+  if (auto e = roundtrip("the program", j); !e.empty()) return e;
+  cjax::JvpJaxpr jj = cjax::jvp_jaxpr(j, std::vector<bool>(j.invars.size(), true), true);
+  if (auto e = roundtrip("jvp", jj.jaxpr); !e.empty()) return e;
+  cjax::VjpResult v = cjax::vjp_jaxpr(j);
+  if (auto e = roundtrip("vjp forward", v.fwd); !e.empty()) return e;
+  if (auto e = roundtrip("vjp backward", v.bwd); !e.empty()) return e;
+  for (const NamedPolicy& p : all_policies()) {
+    Jaxpr c = cjax::checkpoint_jaxpr(j, p.policy);
+    std::string what = fmt::format("checkpoint(policy={})", p.name);
+    if (auto e = roundtrip(what.c_str(), c); !e.empty()) return e;
+    cjax::VjpResult cv = cjax::vjp_jaxpr(c);
+    if (auto e = roundtrip((what + " vjp forward").c_str(), cv.fwd); !e.empty()) return e;
+    if (auto e = roundtrip((what + " vjp backward").c_str(), cv.bwd); !e.empty()) return e;
+  }
+  return "";
+}
+
+std::string check_verify(const Jaxpr& j, uint64_t seed) {
+  auto verified = [](const char* what, const Jaxpr& out) -> std::string {
+    try {
+      cjax::verify(out);
+    } catch (const cjax::Error& e) {
+      return fmt::format("{}: the verifier rejects its output: {}\n{}", what, e.what(),
+                         cjax::to_string(out));
+    }
+    return "";
+  };
+  cjax::LinearizeResult l = cjax::linearize_jaxpr(j);
+  if (auto e = verified("linearize forward", l.fwd); !e.empty()) return e;
+  if (auto e = verified("linearize linear", l.lin); !e.empty()) return e;
+  std::mt19937_64 rng(seed);
+  Values x = random_values(j.invars, rng);
+  Values want = eval(j, x);
+  const std::pair<const char*, Jaxpr (*)(const Jaxpr&)> passes[] = {
+      {"dce", [](const Jaxpr& a) { return cjax::dce(a); }},
+      {"cse", [](const Jaxpr& a) { return cjax::cse(a); }},
+      {"simplify", [](const Jaxpr& a) { return cjax::simplify(a); }},
+  };
+  for (const auto& [name, pass] : passes) {
+    for (const Jaxpr* in : std::initializer_list<const Jaxpr*>{&j, &l.fwd}) {
+      Jaxpr out = pass(*in);
+      if (auto e = verified(name, out); !e.empty()) return e;
+      if (in == &j) {
+        std::string what = fmt::format("values after {}", name);
+        if (auto e = compare(what.c_str(), eval(out, x), want, 1e-12); !e.empty()) return e;
+      }
+    }
+  }
+  return "";
+}
+
+// Compiling costs tens of milliseconds a program, so a fifth of the seeds check it.
+std::string check_compiled(const Jaxpr& j, uint64_t seed) {
+  if (seed % 5 != 0) return "";
+  std::mt19937_64 rng(seed);
+  Values x = random_values(j.invars, rng);
+  if (auto e = compare("compiled program", eval(j, x, true), eval(j, x), 1e-12); !e.empty())
+    return e;
+  std::vector<cjax::Var> outs;
+  for (const cjax::Atom& a : j.outvars) outs.push_back(cjax::Var(a.aval()));
+  Values ct = random_values(outs, rng);
+  const NamedPolicy& policy = all_policies()[seed / 5 % all_policies().size()];
+  cjax::VjpResult v = cjax::vjp_jaxpr(cjax::checkpoint_jaxpr(j, policy.policy));
+  Values fwd = eval(v.fwd, x);
+  Values bwd_in = concat(slice(fwd, j.outvars.size(), fwd.size()), ct);
+  const std::string what = fmt::format("compiled backward program (policy {})", policy.name);
+  return compare(what.c_str(), eval(v.bwd, bwd_in, true), eval(v.bwd, bwd_in), 1e-12);
+}
+
+}  // namespace
+
+const std::vector<Property>& properties() {
+  static const std::vector<Property> list = {
+      {"jvp_fd", check_jvp_fd},       {"vjp_jvp", check_vjp_jvp}, {"policies", check_policies},
+      {"roundtrip", check_roundtrip}, {"verify", check_verify},   {"compiled", check_compiled},
+  };
+  return list;
+}
+
+std::string check_program(const Property& prop, const Program& p) {
+  Jaxpr j;
+  try {
+    j = trace(p);
+  } catch (const std::exception& e) {
+    return fmt::format("tracing threw: {}", e.what());
+  }
+  try {
+    return prop.check(j, p.seed ^ 0x9e3779b97f4a7c15ull);
+  } catch (const std::exception& e) {
+    return fmt::format("threw: {}\n{}", e.what(), cjax::to_string(j));
+  }
+}
+
+Program shrink(const Property& prop, Program p, int budget) {
+  bool progress = true;
+  while (progress && budget > 0) {
+    progress = false;
+    for (Program& q : shrink_candidates(p)) {
+      if (--budget < 0) break;
+      if (!check_program(prop, q).empty()) {
+        p = std::move(q);
+        progress = true;
+        break;
+      }
+    }
+  }
+  return p;
+}
+
+}  // namespace prop
