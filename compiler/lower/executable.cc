@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <functional>
 
 #include "compiler/lower/lowering.h"
 #include "compiler/lower/pipeline.h"
@@ -95,7 +96,10 @@ std::shared_ptr<const Executable> compile(const Jaxpr& jaxpr, const std::string&
 
   t0 = Clock::now();
   mlir::ExecutionEngineOptions options;
-  options.transformer = mlir::makeOptimizingTransformer(3, 0, nullptr);
+  // options.transformer is a function_ref: the function it refers to must outlive create().
+  std::function<llvm::Error(llvm::Module*)> optimize =
+      mlir::makeOptimizingTransformer(3, 0, nullptr);
+  options.transformer = optimize;
   options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
   options.enablePerfNotificationListener = std::getenv("CJAX_PERF_MAP") != nullptr;
   auto engine = mlir::ExecutionEngine::create(*module, options);
