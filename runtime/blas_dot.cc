@@ -51,16 +51,6 @@ OperandLayout layout_of(int64_t num_batch, const std::vector<int64_t>& first,
   return l;
 }
 
-std::vector<int64_t> free_dims(int64_t rank, const std::vector<int64_t>& contract,
-                               const std::vector<int64_t>& batch) {
-  std::vector<int64_t> out;
-  for (int64_t d = 0; d < rank; ++d)
-    if (std::find(contract.begin(), contract.end(), d) == contract.end() &&
-        std::find(batch.begin(), batch.end(), d) == batch.end())
-      out.push_back(d);
-  return out;
-}
-
 void check_dims(const std::vector<int64_t>& dims, size_t rank, const char* what) {
   std::vector<bool> seen(rank, false);
   for (int64_t d : dims) {
@@ -142,6 +132,16 @@ void run_typed(const DotPlan& plan, const T* lhs, const T* rhs, T* out) {
 
 }  // namespace
 
+std::vector<int64_t> dot_free_dims(int64_t rank, const std::vector<int64_t>& contract,
+                                   const std::vector<int64_t>& batch) {
+  std::vector<int64_t> out;
+  for (int64_t d = 0; d < rank; ++d)
+    if (std::find(contract.begin(), contract.end(), d) == contract.end() &&
+        std::find(batch.begin(), batch.end(), d) == batch.end())
+      out.push_back(d);
+  return out;
+}
+
 bool blas_dot_supported(const ShapedArray& lhs, const ShapedArray& rhs, const ShapedArray& out) {
   const DType t = out.dtype;
   return (t == DType::f32 || t == DType::f64) && lhs.dtype == t && rhs.dtype == t;
@@ -173,8 +173,8 @@ DotPlan plan_dot(const ShapedArray& lhs, const ShapedArray& rhs, const DotDimens
   // contracting dims are an increasing run in that order, so both sides flatten K alike.
   const std::vector<int64_t>& lc = dn.lhs_contract;
   const std::vector<int64_t>& rc = dn.rhs_contract;
-  const auto lf = free_dims(static_cast<int64_t>(lhs.shape.size()), lc, dn.lhs_batch);
-  const auto rf = free_dims(static_cast<int64_t>(rhs.shape.size()), rc, dn.rhs_batch);
+  const auto lf = dot_free_dims(static_cast<int64_t>(lhs.shape.size()), lc, dn.lhs_batch);
+  const auto rf = dot_free_dims(static_cast<int64_t>(rhs.shape.size()), rc, dn.rhs_batch);
   for (size_t i = 0; i < lc.size(); ++i)
     if (lhs.shape[static_cast<size_t>(lc[i])] != rhs.shape[static_cast<size_t>(rc[i])])
       throw TypeError(fmt::format("dot_general: contracting dimensions differ in size: {} vs {}",

@@ -22,6 +22,10 @@ struct DotPlan {
   Shape lhs_shape, rhs_shape;
 };
 
+// The dimensions of a rank-`rank` dot_general operand that are neither contracted nor batch.
+std::vector<int64_t> dot_free_dims(int64_t rank, const std::vector<int64_t>& contract,
+                                   const std::vector<int64_t>& batch);
+
 // True when plan_dot handles these operand and output types (f32 or f64 throughout).
 bool blas_dot_supported(const ShapedArray& lhs, const ShapedArray& rhs, const ShapedArray& out);
 // Throws cjax::UnsupportedError for types blas_dot_supported rejects, cjax::TypeError for

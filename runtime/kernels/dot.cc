@@ -26,17 +26,6 @@ std::vector<int64_t> offsets_over(const Shape& shape, const std::vector<int64_t>
   return out;
 }
 
-// The dimensions of a rank-`rank` operand that are neither contracted nor batch.
-std::vector<int64_t> free_dims(int64_t rank, const std::vector<int64_t>& contract,
-                               const std::vector<int64_t>& batch) {
-  std::vector<int64_t> out;
-  for (int64_t d = 0; d < rank; ++d)
-    if (std::find(contract.begin(), contract.end(), d) == contract.end() &&
-        std::find(batch.begin(), batch.end(), d) == batch.end())
-      out.push_back(d);
-  return out;
-}
-
 void check_dims(const std::vector<int64_t>& dims, int64_t rank, const char* what) {
   std::vector<bool> seen(static_cast<size_t>(rank), false);
   for (int64_t d : dims) {
@@ -63,8 +52,8 @@ void dot_general_kernel(const Params& params, std::span<const Buffer> in, std::s
   check_dims(dn.rhs_contract, ra.rank(), "rhs contracting");
   check_dims(dn.lhs_batch, la.rank(), "lhs batch");
   check_dims(dn.rhs_batch, ra.rank(), "rhs batch");
-  const std::vector<int64_t> lfree = free_dims(la.rank(), dn.lhs_contract, dn.lhs_batch);
-  const std::vector<int64_t> rfree = free_dims(ra.rank(), dn.rhs_contract, dn.rhs_batch);
+  const std::vector<int64_t> lfree = dot_free_dims(la.rank(), dn.lhs_contract, dn.lhs_batch);
+  const std::vector<int64_t> rfree = dot_free_dims(ra.rank(), dn.rhs_contract, dn.rhs_batch);
   if (lfree.size() + dn.lhs_contract.size() + dn.lhs_batch.size() != la.shape.size() ||
       rfree.size() + dn.rhs_contract.size() + dn.rhs_batch.size() != ra.shape.size())
     kernel_type_error("a dimension is both contracting and batch");
