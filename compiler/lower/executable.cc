@@ -139,7 +139,6 @@ std::vector<runtime::Buffer> Executable::run(std::span<const runtime::Buffer> ar
       throw TypeError(fmt::format(
           "compiled {}: argument {} has type {}, expected {}", program_name(m.where), i,
           args[i] ? args[i].aval().str_short() : "<empty>", m.in_avals[nconst + i].str_short()));
-  const runtime::MemoryStats before = runtime::memory_stats();
   if (stats) runtime::reset_peak_bytes();
   auto input = [&](size_t k) -> const runtime::Buffer& {
     return k < nconst ? m.consts[k] : args[k - nconst];
@@ -168,7 +167,6 @@ std::vector<runtime::Buffer> Executable::run(std::span<const runtime::Buffer> ar
     for (size_t i = 0; i < outs.size(); ++i)
       if (m.forwarded[i] < 0) stats->output_bytes += outs[i].nbytes();
     stats->peak_bytes = runtime::memory_stats().peak_bytes;
-    (void)before;
   }
   return outs;
 }

@@ -1,7 +1,6 @@
 // Reductions over axes: a linalg.generic with reduction loops over the reduced dimensions,
 // accumulating into an output filled with the monoid's identity.
 #include <mlir/Dialect/Arith/IR/Arith.h>
-#include <mlir/Dialect/Linalg/IR/Linalg.h>
 
 #include <limits>
 
@@ -99,11 +98,7 @@ LowerRule reduction(Monoid m) {
     for (unsigned d = 0; d < rank; ++d)
       if (!reduced[d]) kept.push_back(mlir::getAffineDimExpr(d, ctx));
     auto out_map = mlir::AffineMap::get(rank, 0, kept, ctx);
-    Value fill = el.b().create<arith::ConstantOp>(el.loc, identity_of(el.b(), m, t));
-    Value init = el.b()
-                     .create<mlir::linalg::FillOp>(el.loc, mlir::ValueRange{fill},
-                                                   mlir::ValueRange{empty_tensor(el, out)})
-                     .getResult(0);
+    Value init = filled_tensor(el, out, identity_of(el.b(), m, t));
     return {generic_op(el, {in[0]}, {el.b().getMultiDimIdentityMap(rank)}, out_map, rank, reduced,
                        init, [&](OpBuilder& b, Location loc, ValueRange a) {
                          return combine(b, loc, m, t, a[1], a[0]);

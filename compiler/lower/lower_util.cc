@@ -7,8 +7,6 @@
 #include <mlir/Dialect/MemRef/IR/MemRef.h>
 #include <mlir/Dialect/Tensor/IR/Tensor.h>
 
-#include <limits>
-
 #include "compiler/lower/lowering.h"
 #include "ir/errors.h"
 #include "ir/primitive.h"
@@ -50,13 +48,6 @@ mlir::MemRefType memref_type(mlir::OpBuilder& b, const ShapedArray& aval, std::s
   return mlir::MemRefType::get(aval.shape, element_type(b, aval.dtype, prim));
 }
 
-mlir::Value scalar_constant(mlir::OpBuilder& b, mlir::Location loc, DType t, double value) {
-  mlir::Type et = element_type(b, t, "constant");
-  if (is_floating(t)) return b.create<mlir::arith::ConstantOp>(loc, b.getFloatAttr(et, value));
-  if (t == DType::bool_) return b.create<mlir::arith::ConstantOp>(loc, b.getBoolAttr(value != 0));
-  return b.create<mlir::arith::ConstantOp>(loc, b.getIntegerAttr(et, static_cast<int64_t>(value)));
-}
-
 mlir::Value literal_tensor(mlir::OpBuilder& b, mlir::Location loc, const Literal& l) {
   if (l.elided)
     throw UnsupportedError("lower: an elided array literal ([...]) has no value to compile");
@@ -80,8 +71,8 @@ mlir::Value empty_tensor(EqnLowering& el, const ShapedArray& aval) {
                                               element_type(el.b(), aval.dtype, el.eqn.prim->name));
 }
 
-mlir::Value filled_tensor(EqnLowering& el, const ShapedArray& aval, double fill) {
-  mlir::Value v = scalar_constant(el.b(), el.loc, aval.dtype, fill);
+mlir::Value filled_tensor(EqnLowering& el, const ShapedArray& aval, mlir::TypedAttr fill) {
+  mlir::Value v = el.b().create<mlir::arith::ConstantOp>(el.loc, fill);
   return el.b()
       .create<mlir::linalg::FillOp>(el.loc, mlir::ValueRange{v},
                                     mlir::ValueRange{empty_tensor(el, aval)})

@@ -92,8 +92,6 @@ mlir::MemRefType memref_type(mlir::OpBuilder& b, const ShapedArray& aval, std::s
 
 // A rank-0 tensor holding a literal's value.
 mlir::Value literal_tensor(mlir::OpBuilder& b, mlir::Location loc, const Literal& l);
-// A scalar constant of `t`'s element type.
-mlir::Value scalar_constant(mlir::OpBuilder& b, mlir::Location loc, DType t, double value);
 
 // A linalg.generic over `out`'s shape. Each input is read through `maps[i]`; inputs of rank 0
 // given no map are broadcast. `body` gets the scalars (inputs then the output's) and returns the
@@ -105,9 +103,9 @@ mlir::Value generic_op(EqnLowering& el, const std::vector<mlir::Value>& inputs,
                        const std::vector<mlir::AffineMap>& input_maps, mlir::AffineMap out_map,
                        unsigned num_loops, const std::vector<bool>& is_reduction, mlir::Value init,
                        const ScalarBody& body);
-// An empty tensor of `aval`, or one filled with `fill`.
+// An empty tensor of `aval`, or one filled with `fill` (a constant of its element type).
 mlir::Value empty_tensor(EqnLowering& el, const ShapedArray& aval);
-mlir::Value filled_tensor(EqnLowering& el, const ShapedArray& aval, double fill);
+mlir::Value filled_tensor(EqnLowering& el, const ShapedArray& aval, mlir::TypedAttr fill);
 
 // Emits a call to `call` (kept in state.calls) that reads `inputs` and writes fresh buffers of
 // `out_avals` (or the function's own output buffers where an outvar is returned directly).

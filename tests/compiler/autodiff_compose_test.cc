@@ -12,29 +12,11 @@
 #include <vector>
 
 #include "compiler/cjax.h"
+#include "tests/golden/golden.h"
 
 using namespace cjax;
 
 namespace {
-
-std::string wild(const std::string& name) {
-  std::filesystem::path p =
-      std::filesystem::path(CJAX_SHARED_DIR) / "reference" / "wild-jaxprs" / name;
-  std::ifstream in(p);
-  if (!in) return "";
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string s = ss.str();
-  while (!s.empty() && s.back() == '\n') s.pop_back();
-  return s;
-}
-
-#define REQUIRE_WILD(var, name)                                            \
-  std::string var = wild(name);                                            \
-  if (var.empty()) {                                                       \
-    WARN("reference file " name " not found under CJAX_SHARED_DIR; skip"); \
-    return;                                                                \
-  }
 
 Array random_f64(std::mt19937& rng, const Shape& shape) {
   std::uniform_real_distribution<double> dist(-1.0, 1.0);

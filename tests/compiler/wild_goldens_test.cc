@@ -8,32 +8,9 @@
 #include <string>
 
 #include "compiler/cjax.h"
+#include "tests/golden/golden.h"
 
 using namespace cjax;
-
-namespace {
-
-// The reference text without its trailing newline; empty when the shared folder is absent.
-std::string wild(const std::string& name) {
-  std::filesystem::path p =
-      std::filesystem::path(CJAX_SHARED_DIR) / "reference" / "wild-jaxprs" / name;
-  std::ifstream in(p);
-  if (!in) return "";
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string s = ss.str();
-  while (!s.empty() && s.back() == '\n') s.pop_back();
-  return s;
-}
-
-#define REQUIRE_WILD(var, name)                                            \
-  std::string var = wild(name);                                            \
-  if (var.empty()) {                                                       \
-    WARN("reference file " name " not found under CJAX_SHARED_DIR; skip"); \
-    return;                                                                \
-  }
-
-}  // namespace
 
 // def shifted_square_sum(x): shifted = x + 1.; squared = shifted * shifted; return jnp.sum(squared)
 TEST_CASE("wild 01: shifted_square_sum") {

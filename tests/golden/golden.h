@@ -19,4 +19,24 @@ inline std::string text(const std::string& name) {
   return t;
 }
 
+// A jaxpr JAX printed, from ../shared/reference/wild-jaxprs/ without its final newlines; empty
+// when the reference folder is not beside the checkout (a user's clone).
+inline std::string wild_jaxpr(const std::string& name) {
+  std::ifstream in(std::string(CJAX_SHARED_DIR) + "/reference/wild-jaxprs/" + name);
+  if (!in) return "";
+  std::stringstream s;
+  s << in.rdbuf();
+  std::string t = s.str();
+  while (!t.empty() && t.back() == '\n') t.pop_back();
+  return t;
+}
+
 }  // namespace golden
+
+// Declares `var` holding the wild jaxpr `name`, or skips the test case when it is missing.
+#define REQUIRE_WILD(var, name)                                            \
+  std::string var = golden::wild_jaxpr(name);                              \
+  if (var.empty()) {                                                       \
+    WARN("reference file " name " not found under CJAX_SHARED_DIR; skip"); \
+    return;                                                                \
+  }

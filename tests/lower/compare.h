@@ -1,14 +1,35 @@
-// Comparing compiled results with the interpreter's: relative 1e-5 in f32, 1e-12 in f64 (each
-// element against the larger of itself and the array's RMS), exact for integers and bools.
+// What the back end's tests share: seeded random inputs, and comparing compiled results with the
+// interpreter's: relative 1e-5 in f32, 1e-12 in f64 (each element against the larger of itself
+// and the array's RMS), exact for integers and bools.
 #pragma once
 
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstring>
+#include <random>
 
 #include "runtime/buffer.h"
 
 namespace cjax::test {
+
+// Floats uniform in [lo, hi]; bools either; unsigned integers 0..9, signed -9..9.
+inline runtime::Buffer random_buffer(const ShapedArray& a, std::mt19937& rng, double lo,
+                                     double hi) {
+  runtime::Buffer b = runtime::Buffer::allocate(a);
+  for (int64_t i = 0; i < a.size(); ++i) {
+    double x = is_floating(a.dtype)      ? std::uniform_real_distribution<double>(lo, hi)(rng)
+               : a.dtype == DType::bool_ ? static_cast<double>(rng() % 2)
+               : is_unsigned_integer(a.dtype)
+                   ? static_cast<double>(rng() % 10)
+                   : static_cast<double>(static_cast<int>(rng() % 19) - 9);
+    // One element of the array's dtype, converted as Buffer::full converts.
+    runtime::Buffer one = runtime::Buffer::full(ShapedArray{a.dtype, {}}, x);
+    std::memcpy(static_cast<char*>(b.data()) + static_cast<size_t>(i) * itemsize(a.dtype),
+                one.data(), itemsize(a.dtype));
+  }
+  return b;
+}
 
 inline void require_close(const runtime::Buffer& got, const runtime::Buffer& want) {
   REQUIRE(got.aval().shape == want.aval().shape);

@@ -4,7 +4,6 @@
 
 #include <fmt/format.h>
 
-#include <cstring>
 #include <random>
 
 #include "compiler/lower/executable.h"
@@ -16,29 +15,10 @@
 namespace cjax {
 namespace {
 
-// Inputs in [lo, hi] (integers: 0..9 for unsigned, -9..9 for signed; bools: both).
 std::vector<runtime::Buffer> random_inputs(const Jaxpr& j, double lo, double hi, unsigned seed) {
   std::mt19937 rng(seed);
   std::vector<runtime::Buffer> out;
-  for (const ShapedArray& a : j.in_avals()) {
-    std::vector<double> v(static_cast<size_t>(a.size()));
-    for (double& x : v) {
-      if (is_floating(a.dtype))
-        x = std::uniform_real_distribution<double>(lo, hi)(rng);
-      else if (a.dtype == DType::bool_)
-        x = static_cast<double>(rng() % 2);
-      else
-        x = is_unsigned_integer(a.dtype) ? static_cast<double>(rng() % 10)
-                                         : static_cast<double>(static_cast<int>(rng() % 19) - 9);
-    }
-    runtime::Buffer b = runtime::Buffer::allocate(a);
-    for (size_t i = 0; i < v.size(); ++i) {
-      runtime::Buffer one = runtime::Buffer::full(ShapedArray{a.dtype, {}}, v[i]);
-      std::memcpy(static_cast<char*>(b.data()) + i * itemsize(a.dtype), one.data(),
-                  itemsize(a.dtype));
-    }
-    out.push_back(b);
-  }
+  for (const ShapedArray& a : j.in_avals()) out.push_back(test::random_buffer(a, rng, lo, hi));
   return out;
 }
 

@@ -2,10 +2,8 @@
 // random inputs: every one the back end accepts gives the interpreter's results.
 #include <catch2/catch.hpp>
 
-#include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <random>
 #include <sstream>
 
 #include "compiler/lower/executable.h"
@@ -16,20 +14,6 @@
 
 namespace cjax {
 namespace {
-
-runtime::Buffer random_buffer(const ShapedArray& a, std::mt19937& rng) {
-  std::vector<double> v(static_cast<size_t>(a.size()));
-  for (double& x : v)
-    x = is_floating(a.dtype) ? std::uniform_real_distribution<double>(0.1, 0.9)(rng)
-                             : static_cast<double>(rng() % 3);
-  runtime::Buffer b = runtime::Buffer::allocate(a);
-  for (size_t i = 0; i < v.size(); ++i) {
-    runtime::Buffer one = runtime::Buffer::full(ShapedArray{a.dtype, {}}, v[i]);
-    std::memcpy(static_cast<char*>(b.data()) + i * itemsize(a.dtype), one.data(),
-                itemsize(a.dtype));
-  }
-  return b;
-}
 
 TEST_CASE("real JAX jaxprs compile and match the interpreter") {
   const std::filesystem::path dir = std::string(CJAX_SHARED_DIR) + "/reference/wild-jaxprs";
@@ -52,7 +36,8 @@ TEST_CASE("real JAX jaxprs compile and match the interpreter") {
     }
     std::mt19937 rng(11);
     std::vector<runtime::Buffer> args;
-    for (const ShapedArray& a : j->in_avals()) args.push_back(random_buffer(a, rng));
+    for (const ShapedArray& a : j->in_avals())
+      args.push_back(test::random_buffer(a, rng, 0.1, 0.9));
     std::vector<runtime::Buffer> want;
     try {
       want = runtime::eval_jaxpr(*j, args);
