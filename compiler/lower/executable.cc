@@ -12,22 +12,44 @@
 #include <chrono>
 #include <cstdlib>
 #include <functional>
+#include <unordered_map>
+#include <unordered_set>
 
+#include "compiler/lower/fold_transposes.h"
 #include "compiler/lower/lowering.h"
 #include "compiler/lower/pipeline.h"
 #include "compiler/lower/runtime_symbols.h"
+#include "compiler/lower/segments.h"
 #include "ir/errors.h"
+#include "passes/inline.h"
 
 namespace cjax::lower {
+
+// One function of the module, as the plan calls it.
+struct CompiledFunction {
+  std::string name;
+  void (*entry)(void**) = nullptr;
+  std::vector<ShapedArray> out_avals;
+  std::vector<int> forwarded;  // see forwarded_inputs
+};
+
+// A call of a compiled function: buffers are held in numbered slots (consts, then arguments,
+// then every value a step produces); a slot is emptied after the last step that reads it.
+struct Step {
+  size_t function = 0;
+  std::vector<size_t> inputs, outputs, release;
+};
 
 struct Executable::Impl {
   std::vector<std::unique_ptr<RuntimeCall>> calls;
   std::vector<const RuntimeCall*> call_table;  // what the compiled code indexes
   std::unique_ptr<mlir::ExecutionEngine> engine;
-  void (*entry)(void**) = nullptr;
+  std::vector<CompiledFunction> functions;
+  std::vector<Step> steps;
+  size_t num_slots = 0;
+  std::vector<size_t> output_slots;  // per outvar
   std::vector<runtime::Buffer> consts;
   std::vector<ShapedArray> in_avals, out_avals;
-  std::vector<int> forwarded;  // see forwarded_inputs
   CompileStats stats;
   std::string where;
 };
@@ -67,14 +89,145 @@ std::string program_name(const std::string& where) {
   return where.empty() ? "the program" : where;
 }
 
+// Calls `f` on `inputs`; returns its outputs (fresh buffers, or the inputs it forwards).
+std::vector<runtime::Buffer> call(const CompiledFunction& f,
+                                  const std::vector<const runtime::Buffer*>& inputs,
+                                  const std::vector<const RuntimeCall*>& call_table) {
+  std::vector<runtime::Buffer> outs;
+  outs.reserve(f.out_avals.size());
+  for (size_t i = 0; i < f.out_avals.size(); ++i)
+    outs.push_back(f.forwarded[i] >= 0 ? *inputs[static_cast<size_t>(f.forwarded[i])]
+                                       : runtime::Buffer::allocate(f.out_avals[i]));
+  std::vector<std::vector<int64_t>> descriptors;
+  descriptors.reserve(inputs.size() + outs.size());
+  for (const runtime::Buffer* in : inputs) descriptors.push_back(descriptor(*in));
+  for (size_t i = 0; i < outs.size(); ++i)
+    if (f.forwarded[i] < 0) descriptors.push_back(descriptor(outs[i]));
+  // The packed entry takes one pointer per argument, each to the argument's value: here a
+  // pointer to its descriptor.
+  auto table = static_cast<int64_t>(reinterpret_cast<intptr_t>(call_table.data()));
+  std::vector<void*> desc_ptrs, packed = {&table};
+  desc_ptrs.reserve(descriptors.size());
+  for (auto& d : descriptors) desc_ptrs.push_back(d.data());
+  for (void*& p : desc_ptrs) packed.push_back(&p);
+  take_runtime_error();
+  f.entry(packed.data());
+  if (std::exception_ptr e = take_runtime_error()) std::rethrow_exception(e);
+  return outs;
+}
+
+// The program as one function `main`, called once.
+void plan_whole(Executable::Impl& impl, mlir::ModuleOp module, const Jaxpr& jaxpr) {
+  lower_function(module, jaxpr, impl.calls, impl.where, "main");
+  impl.functions.push_back({"main", nullptr, jaxpr.out_avals(), forwarded_inputs(jaxpr)});
+  Step step;
+  for (size_t k = 0; k < impl.in_avals.size(); ++k) step.inputs.push_back(k);
+  for (size_t i = 0; i < jaxpr.outvars.size(); ++i)
+    step.outputs.push_back(impl.in_avals.size() + i);
+  impl.output_slots = step.outputs;
+  impl.num_slots = impl.in_avals.size() + jaxpr.outvars.size();
+  impl.steps.push_back(std::move(step));
+}
+
+// An eqn the back end runs through a runtime call; a segment starts there.
+bool is_runtime_call(const Eqn& e) {
+  return e.prim->name == "dot_general" || !find_lower_rule(e.prim->name);
+}
+
+// The segments of `jaxpr` (see segments.h) and their keys; a program is compiled as segments when
+// it is long or when some of them repeat (a network's equal layers: each compiles once).
+struct Segmentation {
+  Jaxpr jaxpr;  // calls inlined, transposed dots folded
+  std::vector<Segment> segments;
+  std::vector<std::string> keys;
+  size_t distinct = 0;
+};
+
+Segmentation segment(const Jaxpr& program, const CompileOptions& options) {
+  Segmentation out;
+  // Calls inlined and transposed dots folded first, so that no segment boundary separates a
+  // dot from the transpose folded into it.
+  out.jaxpr = fold_transposed_dots(expand_remat(inline_calls(program)));
+  out.segments = split_into_segments(out.jaxpr, options.max_segment_eqns, is_runtime_call);
+  // Literal outputs come out of one last segment without eqns.
+  Segment literals;
+  for (const Atom& a : out.jaxpr.outvars)
+    if (a.is_literal()) literals.program.outvars.push_back(a);
+  if (!literals.program.outvars.empty()) out.segments.push_back(std::move(literals));
+  std::unordered_set<std::string> seen;
+  for (size_t k = 0; k < out.segments.size(); ++k) {
+    out.keys.push_back(segment_key(out.segments[k], k));
+    seen.insert(out.keys.back());
+  }
+  out.distinct = seen.size();
+  return out;
+}
+
+// The segments compiled once per key and called in order.
+void plan_segments(Executable::Impl& impl, mlir::ModuleOp module, const Segmentation& cut) {
+  const Jaxpr& jaxpr = cut.jaxpr;
+  std::unordered_map<const void*, size_t> slot_of;
+  size_t next_slot = 0;
+  for (const Var& v : jaxpr.constvars) slot_of[v.id()] = next_slot++;
+  for (const Var& v : jaxpr.invars) slot_of[v.id()] = next_slot++;
+  std::unordered_map<std::string_view, size_t> function_of;
+  std::unordered_map<size_t, size_t> last_reader;  // slot -> step
+  std::vector<size_t> literal_slots;
+  for (size_t k = 0; k < cut.segments.size(); ++k) {
+    const Segment& s = cut.segments[k];
+    auto [it, added] = function_of.emplace(cut.keys[k], impl.functions.size());
+    if (added) {
+      std::string name = fmt::format("segment{}", impl.functions.size());
+      lower_function(module, s.program, impl.calls, impl.where, name);
+      impl.functions.push_back(
+          {std::move(name), nullptr, s.program.out_avals(), forwarded_inputs(s.program)});
+    }
+    Step step;
+    step.function = it->second;
+    for (const Var& v : s.inputs) {
+      step.inputs.push_back(slot_of.at(v.id()));
+      last_reader[step.inputs.back()] = k;
+    }
+    for (const Var& v : s.outputs) step.outputs.push_back(slot_of[v.id()] = next_slot++);
+    if (s.outputs.empty())  // the literal segment
+      for (size_t i = 0; i < s.program.outvars.size(); ++i) {
+        step.outputs.push_back(next_slot++);
+        literal_slots.push_back(step.outputs.back());
+      }
+    impl.steps.push_back(std::move(step));
+  }
+  impl.num_slots = next_slot;
+  size_t next_literal = 0;
+  for (const Atom& a : jaxpr.outvars)
+    impl.output_slots.push_back(a.is_var() ? slot_of.at(a.var().id())
+                                           : literal_slots[next_literal++]);
+  // Free every slot after its last reader, except the outputs.
+  std::unordered_set<size_t> kept(impl.output_slots.begin(), impl.output_slots.end());
+  for (const auto& [slot, step] : last_reader)
+    if (!kept.count(slot)) impl.steps[step].release.push_back(slot);
+}
+
+// The module of `jaxpr`'s functions, and in `impl` the plan that calls them.
+mlir::OwningOpRef<mlir::ModuleOp> lower_planned(mlir::MLIRContext& ctx, Executable::Impl& impl,
+                                                const Jaxpr& jaxpr, const CompileOptions& options) {
+  mlir::OwningOpRef<mlir::ModuleOp> module = new_module(ctx);
+  const Segmentation cut = segment(jaxpr, options);
+  const bool repeats = cut.distinct < cut.segments.size();
+  if (repeats || count_eqns(jaxpr) > options.max_whole_eqns)
+    plan_segments(impl, *module, cut);
+  else
+    plan_whole(impl, *module, cut.jaxpr);
+  return module;
+}
+
 }  // namespace
 
-std::shared_ptr<const Executable> compile(const Jaxpr& jaxpr, const std::string& where) {
+std::shared_ptr<const Executable> compile(const Jaxpr& jaxpr, const std::string& where,
+                                          const CompileOptions& options) {
   auto impl = std::make_shared<Executable::Impl>();
   impl->where = where;
   impl->in_avals = jaxpr.in_avals();
   impl->out_avals = jaxpr.out_avals();
-  impl->forwarded = forwarded_inputs(jaxpr);
   if (jaxpr.consts.size() != jaxpr.constvars.size())
     throw UnsupportedError(
         fmt::format("lower: {} has constvars without values", program_name(where)));
@@ -83,8 +236,10 @@ std::shared_ptr<const Executable> compile(const Jaxpr& jaxpr, const std::string&
   auto ctx = make_context();
   DiagnosticCollector diags(*ctx);
   auto t0 = Clock::now();
-  auto module = lower_to_module(*ctx, jaxpr, impl->calls, where);
+  mlir::OwningOpRef<mlir::ModuleOp> module = lower_planned(*ctx, *impl, jaxpr, options);
   impl->stats.lower_ms = ms_since(t0);
+  impl->stats.functions = impl->functions.size();
+  impl->stats.steps = impl->steps.size();
   for (const auto& c : impl->calls) {
     impl->call_table.push_back(c.get());
     impl->stats.runtime_calls.push_back(c->describe());
@@ -95,14 +250,14 @@ std::shared_ptr<const Executable> compile(const Jaxpr& jaxpr, const std::string&
   impl->stats.optimize_ms = ms_since(t0);
 
   t0 = Clock::now();
-  mlir::ExecutionEngineOptions options;
-  // options.transformer is a function_ref: the function it refers to must outlive create().
+  mlir::ExecutionEngineOptions engine_options;
+  // engine_options.transformer is a function_ref: what it refers to must outlive create().
   std::function<llvm::Error(llvm::Module*)> optimize =
       mlir::makeOptimizingTransformer(3, 0, nullptr);
-  options.transformer = optimize;
-  options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
-  options.enablePerfNotificationListener = std::getenv("CJAX_PERF_MAP") != nullptr;
-  auto engine = mlir::ExecutionEngine::create(*module, options);
+  engine_options.transformer = optimize;
+  engine_options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
+  engine_options.enablePerfNotificationListener = std::getenv("CJAX_PERF_MAP") != nullptr;
+  auto engine = mlir::ExecutionEngine::create(*module, engine_options);
   if (!engine)
     throw Error(fmt::format("lower: the JIT could not compile {}: {} {}", program_name(where),
                             llvm::toString(engine.takeError()), diags.text()));
@@ -117,11 +272,13 @@ std::shared_ptr<const Executable> compile(const Jaxpr& jaxpr, const std::string&
                              llvm::JITSymbolFlags::Exported};
     return map;
   });
-  auto entry = impl->engine->lookupPacked("_mlir_ciface_main");
-  if (!entry)
-    throw Error(fmt::format("lower: the JIT could not link {}: {}", program_name(where),
-                            llvm::toString(entry.takeError())));
-  impl->entry = *entry;
+  for (CompiledFunction& f : impl->functions) {
+    auto entry = impl->engine->lookupPacked("_mlir_ciface_" + f.name);
+    if (!entry)
+      throw Error(fmt::format("lower: the JIT could not link {}: {}", program_name(where),
+                              llvm::toString(entry.takeError())));
+    f.entry = *entry;
+  }
   impl->stats.jit_ms = ms_since(t0);
   return std::make_shared<Executable>(std::move(impl));
 }
@@ -140,32 +297,31 @@ std::vector<runtime::Buffer> Executable::run(std::span<const runtime::Buffer> ar
           "compiled {}: argument {} has type {}, expected {}", program_name(m.where), i,
           args[i] ? args[i].aval().str_short() : "<empty>", m.in_avals[nconst + i].str_short()));
   if (stats) runtime::reset_peak_bytes();
-  auto input = [&](size_t k) -> const runtime::Buffer& {
+  std::vector<runtime::Buffer> slots(m.num_slots);
+  for (size_t k = 0; k < nconst; ++k) slots[k] = m.consts[k];
+  for (size_t i = 0; i < args.size(); ++i) slots[nconst + i] = args[i];
+  auto slots_in = [&](size_t k) -> const runtime::Buffer& {
     return k < nconst ? m.consts[k] : args[k - nconst];
   };
+  std::vector<const runtime::Buffer*> inputs;
+  for (const Step& step : m.steps) {
+    inputs.clear();
+    for (size_t slot : step.inputs) inputs.push_back(&slots[slot]);
+    std::vector<runtime::Buffer> outs = call(m.functions[step.function], inputs, m.call_table);
+    for (size_t i = 0; i < outs.size(); ++i) slots[step.outputs[i]] = std::move(outs[i]);
+    for (size_t slot : step.release) slots[slot] = runtime::Buffer();
+  }
   std::vector<runtime::Buffer> outs;
-  for (size_t i = 0; i < m.out_avals.size(); ++i)
-    outs.push_back(m.forwarded[i] >= 0 ? input(static_cast<size_t>(m.forwarded[i]))
-                                       : runtime::Buffer::allocate(m.out_avals[i]));
-
-  std::vector<std::vector<int64_t>> descriptors;
-  descriptors.reserve(m.in_avals.size() + outs.size());
-  for (size_t k = 0; k < m.in_avals.size(); ++k) descriptors.push_back(descriptor(input(k)));
-  for (size_t i = 0; i < outs.size(); ++i)
-    if (m.forwarded[i] < 0) descriptors.push_back(descriptor(outs[i]));
-  // The packed entry takes one pointer per argument, each to the argument's value: here a
-  // pointer to its descriptor.
-  auto table = static_cast<int64_t>(reinterpret_cast<intptr_t>(m.call_table.data()));
-  std::vector<void*> desc_ptrs, packed = {&table};
-  for (auto& d : descriptors) desc_ptrs.push_back(d.data());
-  for (void*& p : desc_ptrs) packed.push_back(&p);
-  take_runtime_error();
-  m.entry(packed.data());
-  if (std::exception_ptr e = take_runtime_error()) std::rethrow_exception(e);
+  outs.reserve(m.output_slots.size());
+  for (size_t slot : m.output_slots) outs.push_back(slots[slot]);
   if (stats) {
+    // Bytes of the buffers this call allocated for its outputs, each once (not the arguments
+    // it hands back).
+    std::unordered_set<const void*> seen;
+    for (size_t k = 0; k < m.in_avals.size(); ++k) seen.insert(slots_in(k).data());
     stats->output_bytes = 0;
-    for (size_t i = 0; i < outs.size(); ++i)
-      if (m.forwarded[i] < 0) stats->output_bytes += outs[i].nbytes();
+    for (const runtime::Buffer& b : outs)
+      if (seen.insert(b.data()).second) stats->output_bytes += b.nbytes();
     stats->peak_bytes = runtime::memory_stats().peak_bytes;
   }
   return outs;
@@ -181,11 +337,14 @@ const CompileStats& Executable::compile_stats() const {
   return impl_->stats;
 }
 
-std::string lower_to_text(const Jaxpr& jaxpr, Stage stage, const std::string& where) {
+std::string lower_to_text(const Jaxpr& jaxpr, Stage stage, const std::string& where,
+                          const CompileOptions& options) {
   auto ctx = make_context();
   DiagnosticCollector diags(*ctx);
-  std::vector<std::unique_ptr<RuntimeCall>> calls;
-  auto module = lower_to_module(*ctx, jaxpr, calls, where);
+  Executable::Impl plan;
+  plan.where = where;
+  plan.in_avals = jaxpr.in_avals();
+  auto module = lower_planned(*ctx, plan, jaxpr, options);
   std::string text;
   llvm::raw_string_ostream os(text);
   if (stage == Stage::mlir) {

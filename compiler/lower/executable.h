@@ -17,6 +17,18 @@ struct CompileStats {
   double lower_ms = 0, optimize_ms = 0, jit_ms = 0;
   double total_ms() const { return lower_ms + optimize_ms + jit_ms; }
   std::vector<std::string> runtime_calls;  // one line per call site, e.g. "dot_general via BLAS"
+  size_t functions = 0;                    // compiled functions (1 for a program compiled whole)
+  size_t steps = 0;                        // calls of them a run makes (see CompileOptions)
+};
+
+// When to cut a program into segments (compiler/lower/segments.h), compiled as functions that a
+// plan calls in order: segments start at each runtime call (a dot) and hold at most
+// `max_segment_eqns` eqns. A program is cut when some segments repeat (a network's equal layers,
+// compiled once: LLVM's time goes with the distinct code, not the depth) or when it has more than
+// `max_whole_eqns` eqns, nested bodies counted. Otherwise it compiles whole, as one function.
+struct CompileOptions {
+  size_t max_whole_eqns = 256;
+  size_t max_segment_eqns = 64;
 };
 
 // What one run allocated: the outputs, and the peak of all buffers live during the call (the
@@ -47,11 +59,13 @@ class Executable {
 // messages (an example's name or a file). Throws cjax::UnsupportedError naming the primitive
 // and `where` for an eqn that cannot be compiled, and cjax::Error with MLIR's diagnostic when
 // a pass or the JIT fails.
-std::shared_ptr<const Executable> compile(const Jaxpr& jaxpr, const std::string& where = "");
+std::shared_ptr<const Executable> compile(const Jaxpr& jaxpr, const std::string& where = "",
+                                          const CompileOptions& options = {});
 
 // The module at a stage of the pipeline, as text: `mlir` right after lowering (tensors, linalg),
 // `lowered` after bufferization and lowering to the LLVM dialect, `llvm` as LLVM IR.
 enum class Stage { mlir, lowered, llvm };
-std::string lower_to_text(const Jaxpr& jaxpr, Stage stage, const std::string& where = "");
+std::string lower_to_text(const Jaxpr& jaxpr, Stage stage, const std::string& where = "",
+                          const CompileOptions& options = {});
 
 }  // namespace cjax::lower

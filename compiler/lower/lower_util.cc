@@ -156,7 +156,7 @@ std::vector<mlir::Value> emit_runtime_call(EqnLowering& el, std::unique_ptr<Runt
   }
   auto dyn_type = mlir::MemRefType::get({mlir::ShapedType::kDynamic}, b.getIndexType());
   mlir::Value dyn_list = b.create<mlir::memref::CastOp>(loc, dyn_type, list);
-  // The call's index in the table main receives (see lower_to_module).
+  // The call's index in the table every function receives (see lower_function).
   const auto index = static_cast<int64_t>(el.state.calls.size());
   mlir::Value h = b.create<mlir::arith::ConstantOp>(loc, b.getI64IntegerAttr(index));
   b.create<mlir::func::CallOp>(loc, kRuntimeCallSymbol, mlir::TypeRange{},

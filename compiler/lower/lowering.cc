@@ -161,19 +161,25 @@ std::vector<int> forwarded_inputs(const Jaxpr& jaxpr) {
   return out;
 }
 
-mlir::OwningOpRef<mlir::ModuleOp> lower_to_module(mlir::MLIRContext& ctx, const Jaxpr& jaxpr,
-                                                  std::vector<std::unique_ptr<RuntimeCall>>& calls,
-                                                  const std::string& where) {
+mlir::OwningOpRef<mlir::ModuleOp> new_module(mlir::MLIRContext& ctx) {
   mlir::OpBuilder b(&ctx);
   const mlir::Location loc = b.getUnknownLoc();
   mlir::OwningOpRef<mlir::ModuleOp> module = mlir::ModuleOp::create(loc);
   b.setInsertionPointToEnd(module->getBody());
-
   // The callback every runtime call goes through: (handle, pointers of its buffers).
   auto index_buf = mlir::MemRefType::get({mlir::ShapedType::kDynamic}, b.getIndexType());
   auto callback = b.create<mlir::func::FuncOp>(
       loc, kRuntimeCallSymbol, b.getFunctionType({b.getI64Type(), b.getI64Type(), index_buf}, {}));
   callback.setPrivate();
+  return module;
+}
+
+void lower_function(mlir::ModuleOp module, const Jaxpr& jaxpr,
+                    std::vector<std::unique_ptr<RuntimeCall>>& calls, const std::string& where,
+                    const std::string& name) {
+  mlir::OpBuilder b(module.getContext());
+  const mlir::Location loc = b.getUnknownLoc();
+  b.setInsertionPointToEnd(module.getBody());
 
   std::vector<mlir::Type> arg_types = {b.getI64Type()};
   std::vector<ShapedArray> in_avals;
@@ -189,12 +195,12 @@ mlir::OwningOpRef<mlir::ModuleOp> lower_to_module(mlir::MLIRContext& ctx, const 
     out_arg[i] = next_out++;
     arg_types.push_back(memref_type(b, jaxpr.outvars[i].aval(), "output"));
   }
-  auto func = b.create<mlir::func::FuncOp>(loc, "main", b.getFunctionType(arg_types, {}));
+  auto func = b.create<mlir::func::FuncOp>(loc, name, b.getFunctionType(arg_types, {}));
   func->setAttr("llvm.emit_c_interface", b.getUnitAttr());
   mlir::Block* entry = func.addEntryBlock();
   b.setInsertionPointToStart(entry);
 
-  LoweringState state{b, *module, calls, {}, where, entry->getArgument(0)};
+  LoweringState state{b, module, calls, {}, where, entry->getArgument(0)};
   // Block argument k + 1 is memref argument k (after the call table).
   auto memref_arg = [&](size_t k) { return entry->getArgument(static_cast<unsigned>(k + 1)); };
   std::vector<mlir::Value> args;
@@ -228,7 +234,6 @@ mlir::OwningOpRef<mlir::ModuleOp> lower_to_module(mlir::MLIRContext& ctx, const 
     m.setWritable(true);
   }
   b.create<mlir::func::ReturnOp>(loc);
-  return module;
 }
 
 }  // namespace cjax::lower

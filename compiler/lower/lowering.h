@@ -68,14 +68,17 @@ const LowerRule* find_lower_rule(std::string_view prim);
 std::vector<mlir::Value> lower_jaxpr_body(LoweringState& state, const Jaxpr& jaxpr,
                                           const std::vector<mlir::Value>& args);
 
-// The whole module: `func.func @main(call_table, consts..., args..., outputs...)` on memrefs
-// (outputs that are inputs excluded, see forwarded_inputs),
-// with the C interface, writing each output into its buffer. `call_table` (i64) is the address of
-// an array of RuntimeCall pointers, indexed by the calls' positions in `calls`; passing it at run
-// time keeps addresses out of the IR, so `cjax lower` prints the same module every time.
-mlir::OwningOpRef<mlir::ModuleOp> lower_to_module(mlir::MLIRContext& ctx, const Jaxpr& jaxpr,
-                                                  std::vector<std::unique_ptr<RuntimeCall>>& calls,
-                                                  const std::string& where);
+// An empty module that declares the runtime-call callback, for lower_function to fill.
+mlir::OwningOpRef<mlir::ModuleOp> new_module(mlir::MLIRContext& ctx);
+
+// Appends `func.func @name(call_table, consts..., args..., outputs...)` on memrefs (outputs that
+// are inputs excluded, see forwarded_inputs) to `module`, with the C interface, writing each
+// output into its buffer. `call_table` (i64) is the address of an array of RuntimeCall pointers,
+// indexed by the calls' positions in `calls` (shared by every function of the module); passing it
+// at run time keeps addresses out of the IR, so `cjax lower` prints the same module every time.
+void lower_function(mlir::ModuleOp module, const Jaxpr& jaxpr,
+                    std::vector<std::unique_ptr<RuntimeCall>>& calls, const std::string& where,
+                    const std::string& name);
 
 // For each outvar, the position among (constvars, invars) of the input it returns unchanged, or
 // -1. Such outputs get no buffer in main's signature: the executable returns the input itself.

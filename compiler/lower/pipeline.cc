@@ -48,9 +48,12 @@ std::string pipeline(bool parallel) {
                                       "async-runtime-ref-counting-opt,convert-async-to-llvm,",
                                       workers)
                                 : std::string("func.func(convert-linalg-to-loops),");
+  // eliminate-empty-tensors makes a loop whose result is an output write the output's buffer
+  // instead of a fresh one that is then copied over.
   return "func.func(linalg-fuse-elementwise-ops),"
          "canonicalize,"
-         "one-shot-bufferize,"
+         "eliminate-empty-tensors,"
+         "one-shot-bufferize{allow-return-allocs-from-loops},"
          "canonicalize,"
          "buffer-deallocation-pipeline," +
          loops +

@@ -48,6 +48,8 @@ StepReport bench_step(const Jaxpr& jaxpr, std::span<const runtime::Buffer> input
   auto fwd = compile(p.fwd, where + " (forward)");
   auto bwd = compile(p.bwd, where + " (backward)");
   r.compile_ms = fwd->compile_stats().total_ms() + bwd->compile_stats().total_ms();
+  r.functions = fwd->compile_stats().functions + bwd->compile_stats().functions;
+  r.calls = fwd->compile_stats().steps + bwd->compile_stats().steps;
   for (const auto& c : fwd->compile_stats().runtime_calls) r.runtime_calls.push_back("fwd: " + c);
   for (const auto& c : bwd->compile_stats().runtime_calls) r.runtime_calls.push_back("bwd: " + c);
   const runtime::Buffer ct = runtime::Buffer::full(outs[0], 1.0);

@@ -18,6 +18,8 @@ struct Timing {
 
 struct StepReport {
   double compile_ms = 0;  // both executables: lowering, passes and JIT
+  size_t functions = 0;   // compiled functions of both (repeated segments share one)
+  size_t calls = 0;       // calls of them a step makes
   Timing fwd, bwd, step;  // step = forward then backward, back to back
   size_t residual_bytes = 0;
   size_t peak_bytes = 0;  // the most bytes live during a step, arguments included

@@ -88,6 +88,7 @@ int print_bench(const AutodiffOptions& opts, const BenchOptions& bench, std::ost
     if (bench.json) {
       nlohmann::json j = {{"program", describe(opts.src)},  {"policy", opts.policy},
                           {"repetitions", r.repetitions},   {"compile_ms", r.compile_ms},
+                          {"functions", r.functions},       {"calls", r.calls},
                           {"fwd_ms", timing_json(r.fwd)},   {"bwd_ms", timing_json(r.bwd)},
                           {"step_ms", timing_json(r.step)}, {"residual_bytes", r.residual_bytes},
                           {"peak_bytes", r.peak_bytes},     {"blas", blas_kernels()}};
@@ -97,7 +98,9 @@ int print_bench(const AutodiffOptions& opts, const BenchOptions& bench, std::ost
     out << fmt::format("{}{}: {} steps after {} warm-up, {}\n", describe(opts.src),
                        opts.policy.empty() ? "" : " with policy " + opts.policy, r.repetitions,
                        bench.warmup, blas_kernels());
-    out << fmt::format("  compile  {:9.3f} ms (forward and backward executables)\n", r.compile_ms);
+    out << fmt::format(
+        "  compile  {:9.3f} ms (forward and backward executables: {} functions, {} calls a step)\n",
+        r.compile_ms, r.functions, r.calls);
     out << fmt::format("  {:8} {:>9} {:>9} {:>9}  (ms)\n", "", "min", "median", "max");
     out << fmt::format("  forward  {}\n", timing(r.fwd));
     out << fmt::format("  backward {}\n", timing(r.bwd));

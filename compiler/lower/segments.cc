@@ -1,0 +1,213 @@
+#include "compiler/lower/segments.h"
+
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "ir/primitive.h"
+
+
+namespace cjax::lower {
+namespace {
+
+// Calls `f` on every jaxpr nested in `v` (tuples and lists of them too).
+template <class F>
+void for_each_jaxpr(const ParamValue& v, const F& f) {
+  if (v.is<JaxprRef>() && v.as<JaxprRef>()) f(*v.as<JaxprRef>());
+  const std::vector<ParamValue>* items = nullptr;
+  if (v.is<ParamTuple>()) items = &v.as<ParamTuple>().items;
+  if (v.is<ParamList>()) items = &v.as<ParamList>().items;
+  if (items)
+    for (const ParamValue& item : *items) for_each_jaxpr(item, f);
+}
+
+// Whether `v` holds something printed text does not pin down.
+bool has_unprinted_values(const ParamValue& v);
+
+bool has_unprinted_values(const Jaxpr& j) {
+  if (!j.consts.empty()) return true;
+  for (const Eqn& e : j.eqns)
+    for (const auto& [key, value] : e.params)
+      if (has_unprinted_values(value)) return true;
+  return false;
+}
+
+bool has_unprinted_values(const ParamValue& v) {
+  if (v.is<PolicyRef>() || v.is<OpaqueParam>()) return true;
+  bool found = false;
+  for_each_jaxpr(v, [&](const Jaxpr& j) { found = found || has_unprinted_values(j); });
+  return found;
+}
+
+// A segment's exact text for the function cache: avals, primitives, every parameter and literal
+// value exactly (floats in hex), variables numbered by definition. Much cheaper than the pretty
+// printer, which a deep network would otherwise run on thousands of segments.
+class KeyWriter {
+ public:
+  std::string take() { return std::move(out_); }
+
+  void jaxpr(const Jaxpr& j) {
+    std::unordered_map<const void*, size_t> ids;
+    auto define = [&](const Var& v) {
+      if (v.is_drop()) {
+        out_ += '_';
+      } else {
+        ids.emplace(v.id(), ids.size());
+      }
+      aval(v.aval());
+      out_ += ' ';
+    };
+    out_ += '{';
+    for (const Var& v : j.constvars) define(v);
+    out_ += '|';
+    for (const Var& v : j.invars) define(v);
+    out_ += '|';
+    for (const Eqn& e : j.eqns) {
+      out_ += e.prim->name;
+      out_ += '[';
+      for (const auto& [key, value] : e.params) {
+        out_ += key;
+        out_ += '=';
+        param(value);
+        out_ += ',';
+      }
+      out_ += ']';
+      for (const Atom& a : e.inputs) atom(a, ids);
+      out_ += "->";
+      for (const Var& v : e.outputs) define(v);
+      out_ += ';';
+    }
+    out_ += '|';
+    for (const Atom& a : j.outvars) atom(a, ids);
+    out_ += '}';
+  }
+
+ private:
+  void aval(const ShapedArray& a) {
+    out_ += a.str_short();
+    if (a.weak_type) out_ += 'w';
+  }
+
+  void atom(const Atom& a, const std::unordered_map<const void*, size_t>& ids) {
+    if (a.is_var()) {
+      auto it = ids.find(a.var().id());
+      // A variable of an enclosing jaxpr cannot occur in a closed one; mark it all the same.
+      out_ += it == ids.end() ? std::string("%?") : fmt::format("%{}", it->second);
+    } else {
+      const Literal& l = a.literal();
+      out_ += '$';
+      out_ += l.elided ? std::string("...") : std::visit([](auto v) { return scalar(v); }, l.value);
+      out_ += ':';
+      aval(l.aval);
+    }
+    out_ += ' ';
+  }
+
+  static std::string scalar(bool v) { return v ? "T" : "F"; }
+  static std::string scalar(int64_t v) { return fmt::format("i{}", v); }
+  static std::string scalar(uint64_t v) { return fmt::format("u{}", v); }
+  static std::string scalar(double v) { return fmt::format("d{:a}", v); }
+
+  void param(const ParamValue& v) {
+    if (v.is<NoneParam>()) {
+      out_ += "None";
+    } else if (v.is<bool>()) {
+      out_ += scalar(v.as<bool>());
+    } else if (v.is<int64_t>()) {
+      out_ += scalar(v.as<int64_t>());
+    } else if (v.is<double>()) {
+      out_ += scalar(v.as<double>());
+    } else if (v.is<std::string>()) {
+      out_ += fmt::format("s{}:{}", v.as<std::string>().size(), v.as<std::string>());
+    } else if (v.is<DType>()) {
+      out_ += short_name(v.as<DType>());
+    } else if (v.is<ParamTuple>() || v.is<ParamList>()) {
+      const bool tuple = v.is<ParamTuple>();
+      out_ += tuple ? '(' : '[';
+      for (const ParamValue& item : tuple ? v.as<ParamTuple>().items : v.as<ParamList>().items) {
+        param(item);
+        out_ += ',';
+      }
+      out_ += tuple ? ')' : ']';
+    } else if (v.is<JaxprRef>() && v.as<JaxprRef>()) {
+      jaxpr(*v.as<JaxprRef>());
+    } else {
+      out_ += "?";  // policies and opaque values: segment_key never shares such segments
+    }
+  }
+
+  std::string out_;
+};
+
+}  // namespace
+
+size_t count_eqns(const Jaxpr& jaxpr) {
+  size_t n = jaxpr.eqns.size();
+  for (const Eqn& e : jaxpr.eqns)
+    for (const auto& [key, value] : e.params)
+      for_each_jaxpr(value, [&](const Jaxpr& j) { n += count_eqns(j); });
+  return n;
+}
+
+std::vector<Segment> split_into_segments(const Jaxpr& jaxpr, size_t max_eqns,
+                                         const std::function<bool(const Eqn&)>& starts_segment) {
+  // The last eqn reading each variable; the program's outputs read at the end.
+  const size_t n = jaxpr.eqns.size();
+  std::unordered_map<const void*, size_t> last_use;
+  for (size_t i = 0; i < n; ++i)
+    for (const Atom& a : jaxpr.eqns[i].inputs)
+      if (a.is_var()) last_use[a.var().id()] = i;
+  for (const Atom& a : jaxpr.outvars)
+    if (a.is_var()) last_use[a.var().id()] = n;
+
+  std::vector<Segment> segments;
+  size_t begin = 0;
+  while (begin < n) {
+    size_t end = begin + 1;
+    while (end < n && end - begin < max_eqns && !starts_segment(jaxpr.eqns[end])) ++end;
+
+    Segment s;
+    std::unordered_map<const void*, Var> fresh;  // outer variable -> the segment's own
+    auto rename = [&](const Atom& a) -> Atom {
+      if (a.is_literal()) return a;
+      auto it = fresh.find(a.var().id());
+      if (it != fresh.end()) return it->second;
+      // Defined before the segment: one more input.
+      Var v(a.var().aval());
+      fresh.emplace(a.var().id(), v);
+      s.inputs.push_back(a.var());
+      s.program.invars.push_back(v);
+      return v;
+    };
+    for (size_t i = begin; i < end; ++i) {
+      const Eqn& e = jaxpr.eqns[i];
+      Eqn copy{e.prim, {}, {}, e.params, e.source};
+      for (const Atom& a : e.inputs) copy.inputs.push_back(rename(a));
+      for (const Var& v : e.outputs) {
+        Var out = v.is_drop() ? Var::drop(v.aval()) : Var(v.aval());
+        fresh.emplace(v.id(), out);
+        copy.outputs.push_back(out);
+        auto it = v.is_drop() ? last_use.end() : last_use.find(v.id());
+        if (it != last_use.end() && it->second >= end) {
+          s.outputs.push_back(v);
+          s.program.outvars.push_back(out);
+        }
+      }
+      s.program.eqns.push_back(std::move(copy));
+    }
+    segments.push_back(std::move(s));
+    begin = end;
+  }
+  return segments;
+}
+
+std::string segment_key(const Segment& s, size_t index) {
+  for (const Eqn& e : s.program.eqns)
+    for (const auto& [key, value] : e.params)
+      if (has_unprinted_values(value)) return fmt::format("#{}", index);
+  KeyWriter w;
+  w.jaxpr(s.program);
+  return w.take();
+}
+
+}  // namespace cjax::lower

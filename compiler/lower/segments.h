@@ -1,0 +1,41 @@
+// Splitting a long program into segments that the back end compiles as separate functions. LLVM's
+// optimizer and code generator take superlinear time in the size of one function, so a deep
+// network's thousands of eqns compiled as one `main` take minutes; cut into segments, the repeated
+// layers are the same function and compile once, and the compile time grows with the number of distinct
+// segments, not with depth. A host-side plan then calls the segments in order.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "ir/jaxpr.h"
+
+namespace cjax::lower {
+
+struct Segment {
+  // A closed program over fresh variables: its invars are the values the segment reads from
+  // earlier ones (or the program's inputs), its outvars the values later segments or the
+  // program's outputs read.
+  Jaxpr program;
+  std::vector<Var> inputs;   // the outer variables bound to program.invars
+  std::vector<Var> outputs;  // the outer variables program.outvars define
+};
+
+// Cuts `jaxpr`'s eqns, in order, into segments: one starts at every eqn for which
+// `starts_segment` holds (the runtime calls, so that a layer's dot and the elementwise work after
+// it form one segment) and after every `max_eqns` eqns. Constvars count as inputs like invars.
+std::vector<Segment> split_into_segments(const Jaxpr& jaxpr, size_t max_eqns,
+                                         const std::function<bool(const Eqn&)>& starts_segment);
+
+// A key under which equal segments share one compiled function: the program's exact text (avals,
+// primitives, parameters, literal values, variables numbered in order), or a key of its own when
+// an eqn carries values that text cannot pin down (a nested jaxpr's consts, a policy, an opaque
+// parameter), so two such segments are never taken for each other.
+std::string segment_key(const Segment& s, size_t index);
+
+// The number of eqns in `jaxpr`, counting those of nested jaxprs (call bodies, loop bodies).
+size_t count_eqns(const Jaxpr& jaxpr);
+
+}  // namespace cjax::lower
