@@ -82,18 +82,19 @@ void chain(benchmark::State& state, bool compile) {
   namespace jnp = cjax::numpy;
   size_t functions = 0, steps = 0;
   double lower_ms = 0, optimize_ms = 0, jit_ms = 0;
+  std::vector<Array> ws, bs;  // the parameters exist before the step is traced
+  for (int i = 0; i < depth; ++i) {
+    ws.push_back(jnp::zeros({64, 64}));
+    bs.push_back(jnp::zeros({64}));
+  }
+  const Array x0 = jnp::zeros({8, 64});
   for (auto _ : state) {
-    std::vector<Array> ws, bs;
-    for (int i = 0; i < depth; ++i) {
-      ws.push_back(jnp::zeros({64, 64}));
-      bs.push_back(jnp::zeros({64}));
-    }
     auto loss = [depth](const std::vector<Array>& w, const std::vector<Array>& b, const Array& x) {
       Array h = x;
       for (int i = 0; i < depth; ++i) h = jnp::tanh(jnp::dot(h, w[i]) + b[i]);
       return jnp::sum(h);
     };
-    Jaxpr j = make_jaxpr(loss)(ws, bs, jnp::zeros({8, 64}));
+    Jaxpr j = make_jaxpr(loss)(ws, bs, x0);
     detail::VjpPrograms p = detail::vjp_programs(j, {true});
     if (!compile) continue;
     auto fwd = lower::compile(p.fwd, "chain"), bwd = lower::compile(p.bwd, "chain");

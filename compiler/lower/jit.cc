@@ -5,6 +5,7 @@
 #include <string>
 
 #include "compiler/lower/executable.h"
+#include "compiler/lower/segments.h"
 #include "ir/print/printer.h"
 
 namespace cjax {
@@ -38,7 +39,11 @@ std::vector<runtime::Buffer> CpuBackend::run(const Jaxpr& jaxpr,
                                              std::span<const runtime::Buffer> consts,
                                              std::span<const runtime::Buffer> args) {
   Jaxpr open = consts_as_arguments(jaxpr);
-  const std::string key = to_string(open);
+  // The exact text is cheap to write; the printed one is the fallback for programs holding a
+  // policy or an opaque value (printed by name).
+  std::optional<std::string> exact = lower::exact_text(open);
+  const std::string key = exact ? std::string("exact:").append(*exact)
+                                : std::string("printed:").append(to_string(open));
   std::shared_ptr<const lower::Executable> exe;
   {
     std::lock_guard lock(cache_->mu);

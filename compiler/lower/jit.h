@@ -10,7 +10,7 @@
 
 namespace cjax {
 
-// The back end: compiles each program it is asked to run (keyed by its printed text, with its
+// The back end: compiles each program it is asked to run (keyed by its exact text, with its
 // consts passed as arguments so captured values never go stale) and keeps the executable.
 class CpuBackend final : public Backend {
  public:

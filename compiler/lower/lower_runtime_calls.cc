@@ -23,8 +23,14 @@ class DotCall final : public RuntimeCall {
   explicit DotCall(runtime::DotPlan plan) : plan_(std::move(plan)) {}
   void run(void* const* p) const override { runtime::run_dot(plan_, p[0], p[1], p[2]); }
   std::string describe() const override {
-    return fmt::format("dot_general via BLAS: {} x [{}x{}] @ [{}x{}]", plan_.batch, plan_.m,
-                       plan_.k, plan_.k, plan_.n);
+    // The gemm as BLAS runs it: op(A)[m,k] @ op(B)[k,n], each operand read transposed ("^T")
+    // or first packed into the gemm layout ("packed"), times the batch.
+    auto operand = [](bool trans, bool packed) {
+      return fmt::format("{}{}", trans ? "^T" : "", packed ? " packed" : "");
+    };
+    return fmt::format("dot_general via BLAS: {} x [{}x{}]{} @ [{}x{}]{}", plan_.batch, plan_.m,
+                       plan_.k, operand(plan_.trans_lhs, !plan_.lhs_perm.empty()), plan_.k,
+                       plan_.n, operand(plan_.trans_rhs, !plan_.rhs_perm.empty()));
   }
 
  private:

@@ -201,13 +201,15 @@ std::vector<Segment> split_into_segments(const Jaxpr& jaxpr, size_t max_eqns,
   return segments;
 }
 
-std::string segment_key(const Segment& s, size_t index) {
-  for (const Eqn& e : s.program.eqns)
-    for (const auto& [key, value] : e.params)
-      if (has_unprinted_values(value)) return fmt::format("#{}", index);
+std::optional<std::string> exact_text(const Jaxpr& jaxpr) {
+  if (has_unprinted_values(jaxpr)) return std::nullopt;
   KeyWriter w;
-  w.jaxpr(s.program);
+  w.jaxpr(jaxpr);
   return w.take();
+}
+
+std::string segment_key(const Segment& s, size_t index) {
+  return exact_text(s.program).value_or(fmt::format("#{}", index));
 }
 
 }  // namespace cjax::lower

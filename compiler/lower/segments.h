@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,10 @@ std::vector<Segment> split_into_segments(const Jaxpr& jaxpr, size_t max_eqns,
 // an eqn carries values that text cannot pin down (a nested jaxpr's consts, a policy, an opaque
 // parameter), so two such segments are never taken for each other.
 std::string segment_key(const Segment& s, size_t index);
+
+// `jaxpr`'s exact text as segment_key writes it (much cheaper than the pretty printer), or
+// nothing when it holds values that text cannot pin down.
+std::optional<std::string> exact_text(const Jaxpr& jaxpr);
 
 // The number of eqns in `jaxpr`, counting those of nested jaxprs (call bodies, loop bodies).
 size_t count_eqns(const Jaxpr& jaxpr);

@@ -107,6 +107,8 @@ int print_bench(const AutodiffOptions& opts, const BenchOptions& bench, std::ost
     out << fmt::format("  step     {}\n", timing(r.step));
     out << fmt::format("  residuals {} ({} bytes), peak {} ({} bytes)\n", mib(r.residual_bytes),
                        r.residual_bytes, mib(r.peak_bytes), r.peak_bytes);
+    if (!r.runtime_calls.empty()) out << "  runtime calls (one line per call site):\n";
+    for (const std::string& c : r.runtime_calls) out << "    " << c << "\n";
     return kOk;
   });
 }
