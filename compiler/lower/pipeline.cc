@@ -155,14 +155,19 @@ void run_pipeline(mlir::ModuleOp module, DiagnosticCollector& diags, bool parall
   mlir::populatePolynomialApproximateErfPattern(approximations);
   if (mlir::failed(mlir::applyPatternsAndFoldGreedily(module, std::move(approximations))))
     throw Error(fmt::format("lower: rewriting tanh and erf failed: {}", diags.text()));
+  run_passes(module, diags, pipeline(parallel && !async_runtime_symbols().empty()),
+             "the MLIR pass pipeline");
+}
+
+void run_passes(mlir::ModuleOp module, DiagnosticCollector& diags, const std::string& passes,
+                const char* what) {
   mlir::PassManager pm(module.getContext());
   std::string parse_errors;
   llvm::raw_string_ostream os(parse_errors);
-  if (mlir::failed(
-          mlir::parsePassPipeline(pipeline(parallel && !async_runtime_symbols().empty()), pm, os)))
+  if (mlir::failed(mlir::parsePassPipeline(passes, pm, os)))
     throw Error(fmt::format("lower: bad pass pipeline: {}", os.str()));
   if (mlir::failed(pm.run(module)))
-    throw Error(fmt::format("lower: the MLIR pass pipeline failed: {}", diags.text()));
+    throw Error(fmt::format("lower: {} failed: {}", what, diags.text()));
 }
 
 }  // namespace cjax::lower

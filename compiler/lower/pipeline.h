@@ -32,6 +32,10 @@ class DiagnosticCollector {
 // the diagnostics on failure.
 void run_pipeline(mlir::ModuleOp module, DiagnosticCollector& diags, bool parallel);
 void verify_module(mlir::ModuleOp module, DiagnosticCollector& diags);
+// Runs a textual pass pipeline (the module's contents, no builtin.module(...) wrapper) on
+// `module`; throws cjax::Error naming `what` with the diagnostics on failure.
+void run_passes(mlir::ModuleOp module, DiagnosticCollector& diags, const std::string& passes,
+                const char* what);
 
 // The functions of MLIR's async runtime, which runs the compiled parallel loops on a thread
 // pool, by name; empty when the library is not installed (loops then run on one thread).
