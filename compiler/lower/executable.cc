@@ -129,6 +129,23 @@ void plan_whole(Executable::Impl& impl, mlir::ModuleOp module, const Jaxpr& jaxp
   impl.steps.push_back(std::move(step));
 }
 
+// `jaxpr` with its top-level jit and remat2 calls replaced by their bodies, so that segments cut
+// through them; a jit body with consts stays a call (inline_calls cannot take it), lowered whole.
+Jaxpr inline_top_level_calls(const Jaxpr& jaxpr) {
+  bool jit = false, inlinable = true, remat = false;
+  for (const Eqn& e : jaxpr.eqns) {
+    if (e.prim->name == "jit") {
+      jit = true;
+      const ParamValue* body = e.params.find("jaxpr");
+      inlinable = inlinable && body && body->is<JaxprRef>() && body->as<JaxprRef>() &&
+                  body->as<JaxprRef>()->constvars.empty();
+    }
+    remat = remat || e.prim->name == "remat2";
+  }
+  if (jit && inlinable) return expand_remat(inline_calls(jaxpr));  // bodies may hold remat2 too
+  return remat ? expand_remat(jaxpr) : jaxpr;
+}
+
 // An eqn the back end runs through a runtime call; a segment starts there.
 bool is_runtime_call(const Eqn& e) {
   return e.prim->name == "dot_general" || !find_lower_rule(e.prim->name);
@@ -147,16 +164,11 @@ Segmentation segment(const Jaxpr& program, const CompileOptions& options) {
   Segmentation out;
   // Calls inlined and transposed dots folded first, so that no segment boundary separates a
   // dot from the transpose folded into it.
-  out.jaxpr = fold_transposed_dots(expand_remat(inline_calls(program)));
+  out.jaxpr = fold_transposed_dots(inline_top_level_calls(program));
   out.segments = split_into_segments(out.jaxpr, options.max_segment_eqns, is_runtime_call);
-  // Literal outputs come out of one last segment without eqns.
-  Segment literals;
-  for (const Atom& a : out.jaxpr.outvars)
-    if (a.is_literal()) literals.program.outvars.push_back(a);
-  if (!literals.program.outvars.empty()) out.segments.push_back(std::move(literals));
   std::unordered_set<std::string> seen;
   for (size_t k = 0; k < out.segments.size(); ++k) {
-    out.keys.push_back(segment_key(out.segments[k], k));
+    out.keys.push_back(segment_key(out.jaxpr, out.segments[k], k));
     seen.insert(out.keys.back());
   }
   out.distinct = seen.size();
@@ -178,9 +190,10 @@ void plan_segments(Executable::Impl& impl, mlir::ModuleOp module, const Segmenta
     auto [it, added] = function_of.emplace(cut.keys[k], impl.functions.size());
     if (added) {
       std::string name = fmt::format("segment{}", impl.functions.size());
-      lower_function(module, s.program, impl.calls, impl.where, name);
+      const Jaxpr program = segment_program(jaxpr, s);
+      lower_function(module, program, impl.calls, impl.where, name);
       impl.functions.push_back(
-          {std::move(name), nullptr, s.program.out_avals(), forwarded_inputs(s.program)});
+          {std::move(name), nullptr, program.out_avals(), forwarded_inputs(program)});
     }
     Step step;
     step.function = it->second;
@@ -189,11 +202,10 @@ void plan_segments(Executable::Impl& impl, mlir::ModuleOp module, const Segmenta
       last_reader[step.inputs.back()] = k;
     }
     for (const Var& v : s.outputs) step.outputs.push_back(slot_of[v.id()] = next_slot++);
-    if (s.outputs.empty())  // the literal segment
-      for (size_t i = 0; i < s.program.outvars.size(); ++i) {
-        step.outputs.push_back(next_slot++);
-        literal_slots.push_back(step.outputs.back());
-      }
+    for (size_t i = 0; i < s.literals.size(); ++i) {
+      step.outputs.push_back(next_slot++);
+      literal_slots.push_back(step.outputs.back());
+    }
     impl.steps.push_back(std::move(step));
   }
   impl.num_slots = next_slot;

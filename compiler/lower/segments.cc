@@ -6,7 +6,6 @@
 
 #include "ir/primitive.h"
 
-
 namespace cjax::lower {
 namespace {
 
@@ -47,48 +46,66 @@ class KeyWriter {
   std::string take() { return std::move(out_); }
 
   void jaxpr(const Jaxpr& j) {
-    std::unordered_map<const void*, size_t> ids;
-    auto define = [&](const Var& v) {
-      if (v.is_drop()) {
-        out_ += '_';
-      } else {
-        ids.emplace(v.id(), ids.size());
-      }
-      aval(v.aval());
-      out_ += ' ';
-    };
+    Ids ids;
     out_ += '{';
-    for (const Var& v : j.constvars) define(v);
+    for (const Var& v : j.constvars) define(v, ids);
     out_ += '|';
-    for (const Var& v : j.invars) define(v);
+    for (const Var& v : j.invars) define(v, ids);
     out_ += '|';
-    for (const Eqn& e : j.eqns) {
-      out_ += e.prim->name;
-      out_ += '[';
-      for (const auto& [key, value] : e.params) {
-        out_ += key;
-        out_ += '=';
-        param(value);
-        out_ += ',';
-      }
-      out_ += ']';
-      for (const Atom& a : e.inputs) atom(a, ids);
-      out_ += "->";
-      for (const Var& v : e.outputs) define(v);
-      out_ += ';';
-    }
+    for (const Eqn& e : j.eqns) eqn(e, ids);
     out_ += '|';
     for (const Atom& a : j.outvars) atom(a, ids);
     out_ += '}';
   }
 
+  // The same text as jaxpr(segment_program(j, s)).
+  void segment(const Jaxpr& j, const Segment& s) {
+    Ids ids;
+    out_ += "{|";
+    for (const Var& v : s.inputs) define(v, ids);
+    out_ += '|';
+    for (size_t i = s.begin; i < s.end; ++i) eqn(j.eqns[i], ids);
+    out_ += '|';
+    for (const Var& v : s.outputs) atom(v, ids);
+    for (const Literal& l : s.literals) atom(l, ids);
+    out_ += '}';
+  }
+
  private:
+  using Ids = std::unordered_map<const void*, size_t>;
+
+  void define(const Var& v, Ids& ids) {
+    if (v.is_drop()) {
+      out_ += '_';
+    } else {
+      ids.emplace(v.id(), ids.size());
+    }
+    aval(v.aval());
+    out_ += ' ';
+  }
+
+  void eqn(const Eqn& e, Ids& ids) {
+    out_ += e.prim->name;
+    out_ += '[';
+    for (const auto& [key, value] : e.params) {
+      out_ += key;
+      out_ += '=';
+      param(value);
+      out_ += ',';
+    }
+    out_ += ']';
+    for (const Atom& a : e.inputs) atom(a, ids);
+    out_ += "->";
+    for (const Var& v : e.outputs) define(v, ids);
+    out_ += ';';
+  }
+
   void aval(const ShapedArray& a) {
     out_ += a.str_short();
     if (a.weak_type) out_ += 'w';
   }
 
-  void atom(const Atom& a, const std::unordered_map<const void*, size_t>& ids) {
+  void atom(const Atom& a, const Ids& ids) {
     if (a.is_var()) {
       auto it = ids.find(a.var().id());
       // A variable of an enclosing jaxpr cannot occur in a closed one; mark it all the same.
@@ -161,44 +178,61 @@ std::vector<Segment> split_into_segments(const Jaxpr& jaxpr, size_t max_eqns,
     if (a.is_var()) last_use[a.var().id()] = n;
 
   std::vector<Segment> segments;
-  size_t begin = 0;
-  while (begin < n) {
+  std::unordered_map<const void*, size_t> defined_in;  // variable -> its segment
+  for (size_t begin = 0; begin < n;) {
     size_t end = begin + 1;
     while (end < n && end - begin < max_eqns && !starts_segment(jaxpr.eqns[end])) ++end;
-
-    Segment s;
-    std::unordered_map<const void*, Var> fresh;  // outer variable -> the segment's own
-    auto rename = [&](const Atom& a) -> Atom {
-      if (a.is_literal()) return a;
-      auto it = fresh.find(a.var().id());
-      if (it != fresh.end()) return it->second;
-      // Defined before the segment: one more input.
-      Var v(a.var().aval());
-      fresh.emplace(a.var().id(), v);
-      s.inputs.push_back(a.var());
-      s.program.invars.push_back(v);
-      return v;
-    };
+    Segment s{begin, end, {}, {}, {}};
+    const size_t k = segments.size();
     for (size_t i = begin; i < end; ++i) {
       const Eqn& e = jaxpr.eqns[i];
-      Eqn copy{e.prim, {}, {}, e.params, e.source};
-      for (const Atom& a : e.inputs) copy.inputs.push_back(rename(a));
-      for (const Var& v : e.outputs) {
-        Var out = v.is_drop() ? Var::drop(v.aval()) : Var(v.aval());
-        fresh.emplace(v.id(), out);
-        copy.outputs.push_back(out);
-        auto it = v.is_drop() ? last_use.end() : last_use.find(v.id());
-        if (it != last_use.end() && it->second >= end) {
-          s.outputs.push_back(v);
-          s.program.outvars.push_back(out);
+      for (const Atom& a : e.inputs) {
+        if (a.is_literal()) continue;
+        // Defined before the segment (or an input of the program): one more input, once.
+        auto [it, first] = defined_in.emplace(a.var().id(), k);
+        if (first || it->second != k) {
+          s.inputs.push_back(a.var());
+          it->second = k;  // read once per segment
         }
       }
-      s.program.eqns.push_back(std::move(copy));
+      for (const Var& v : e.outputs) {
+        if (v.is_drop()) continue;
+        defined_in[v.id()] = k;
+        auto it = last_use.find(v.id());
+        if (it != last_use.end() && it->second >= end) s.outputs.push_back(v);
+      }
     }
     segments.push_back(std::move(s));
     begin = end;
   }
+  Segment literals{n, n, {}, {}, {}};
+  for (const Atom& a : jaxpr.outvars)
+    if (a.is_literal()) literals.literals.push_back(a.literal());
+  if (!literals.literals.empty()) segments.push_back(std::move(literals));
   return segments;
+}
+
+Jaxpr segment_program(const Jaxpr& jaxpr, const Segment& s) {
+  Jaxpr p;
+  std::unordered_map<const void*, Var> fresh;  // outer variable -> the segment's own
+  for (const Var& v : s.inputs) {
+    p.invars.emplace_back(v.aval());
+    fresh.emplace(v.id(), p.invars.back());
+  }
+  for (size_t i = s.begin; i < s.end; ++i) {
+    const Eqn& e = jaxpr.eqns[i];
+    Eqn copy{e.prim, {}, {}, e.params, e.source};
+    for (const Atom& a : e.inputs)
+      copy.inputs.push_back(a.is_literal() ? a : Atom(fresh.at(a.var().id())));
+    for (const Var& v : e.outputs) {
+      copy.outputs.push_back(v.is_drop() ? Var::drop(v.aval()) : Var(v.aval()));
+      fresh[v.id()] = copy.outputs.back();
+    }
+    p.eqns.push_back(std::move(copy));
+  }
+  for (const Var& v : s.outputs) p.outvars.push_back(fresh.at(v.id()));
+  for (const Literal& l : s.literals) p.outvars.push_back(l);
+  return p;
 }
 
 std::optional<std::string> exact_text(const Jaxpr& jaxpr) {
@@ -208,8 +242,13 @@ std::optional<std::string> exact_text(const Jaxpr& jaxpr) {
   return w.take();
 }
 
-std::string segment_key(const Segment& s, size_t index) {
-  return exact_text(s.program).value_or(fmt::format("#{}", index));
+std::string segment_key(const Jaxpr& jaxpr, const Segment& s, size_t index) {
+  for (size_t i = s.begin; i < s.end; ++i)
+    for (const auto& [key, value] : jaxpr.eqns[i].params)
+      if (has_unprinted_values(value)) return fmt::format("#{}", index);
+  KeyWriter w;
+  w.segment(jaxpr, s);
+  return w.take();
 }
 
 }  // namespace cjax::lower

@@ -1,8 +1,8 @@
 // Splitting a long program into segments that the back end compiles as separate functions. LLVM's
 // optimizer and code generator take superlinear time in the size of one function, so a deep
 // network's thousands of eqns compiled as one `main` take minutes; cut into segments, the repeated
-// layers are the same function and compile once, and the compile time grows with the number of distinct
-// segments, not with depth. A host-side plan then calls the segments in order.
+// layers are the same function and compile once, and the compile time grows with the number of
+// distinct segments, not with depth. A host-side plan then calls the segments in order.
 #pragma once
 
 #include <cstddef>
@@ -15,26 +15,32 @@
 
 namespace cjax::lower {
 
+// Eqns [begin, end) of the program they were cut from, with what they read from before and what
+// later eqns (or the program's outputs) read from them.
 struct Segment {
-  // A closed program over fresh variables: its invars are the values the segment reads from
-  // earlier ones (or the program's inputs), its outvars the values later segments or the
-  // program's outputs read.
-  Jaxpr program;
-  std::vector<Var> inputs;   // the outer variables bound to program.invars
-  std::vector<Var> outputs;  // the outer variables program.outvars define
+  size_t begin = 0, end = 0;
+  std::vector<Var> inputs;        // in the order first read
+  std::vector<Var> outputs;       // in the order defined
+  std::vector<Literal> literals;  // outputs that are literals (a segment of no eqns holds them)
 };
 
 // Cuts `jaxpr`'s eqns, in order, into segments: one starts at every eqn for which
 // `starts_segment` holds (the runtime calls, so that a layer's dot and the elementwise work after
 // it form one segment) and after every `max_eqns` eqns. Constvars count as inputs like invars.
+// The program's literal outputs come out of one last segment without eqns.
 std::vector<Segment> split_into_segments(const Jaxpr& jaxpr, size_t max_eqns,
                                          const std::function<bool(const Eqn&)>& starts_segment);
 
-// A key under which equal segments share one compiled function: the program's exact text (avals,
-// primitives, parameters, literal values, variables numbered in order), or a key of its own when
-// an eqn carries values that text cannot pin down (a nested jaxpr's consts, a policy, an opaque
-// parameter), so two such segments are never taken for each other.
-std::string segment_key(const Segment& s, size_t index);
+// The segment as a closed program over fresh variables: invars for its inputs, outvars for its
+// outputs then its literals.
+Jaxpr segment_program(const Jaxpr& jaxpr, const Segment& s);
+
+// A key under which equal segments share one compiled function: the segment program's exact
+// text (avals, primitives, parameters, literal values, variables numbered in order), written
+// without building the program, or a key of its own when an eqn carries values that text cannot
+// pin down (a nested jaxpr's consts, a policy, an opaque parameter), so two such segments are
+// never taken for each other. `index` is the segment's position.
+std::string segment_key(const Jaxpr& jaxpr, const Segment& s, size_t index);
 
 // `jaxpr`'s exact text as segment_key writes it (much cheaper than the pretty printer), or
 // nothing when it holds values that text cannot pin down.

@@ -1,8 +1,8 @@
 // Long programs compiled as segments: equal layers share one compiled function, so the number of
 // functions does not grow with depth; the plan frees each intermediate after its last reader;
 // results equal the interpreter's.
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
+#include <catch2/catch.hpp>
 
 #include "compiler/autodiff_core.h"
 #include "compiler/cjax.h"
@@ -125,28 +125,41 @@ TEST_CASE("a segmented run frees each intermediate after its last reader") {
   CHECK(stats.peak_bytes <= 3 * mib);
 }
 
-TEST_CASE("segments differing only in a nested constant's value never share a function") {
-  // Two cond eqns whose branches print alike but close over different constants.
+TEST_CASE("segment keys: equal layers share one, any difference in a literal or aval does not") {
+  JaxprRef j = parse_jaxpr(
+      "{ lambda ; a:f32[3]. let b:f32[3] = mul a 2.0:f32[]; c:f32[3] = mul b 2.0:f32[]; "
+      "d:f32[3] = mul c 3.0:f32[]; e:f32[3] = sin d in (e,) }");
+  const auto segments = lower::split_into_segments(*j, 1, [](const Eqn&) { return false; });
+  REQUIRE(segments.size() == 4);
+  std::vector<std::string> keys;
+  for (size_t k = 0; k < segments.size(); ++k)
+    keys.push_back(lower::segment_key(*j, segments[k], k));
+  CHECK(keys[0] == keys[1]);  // x * 2, twice
+  CHECK(keys[1] != keys[2]);  // x * 3
+  CHECK(keys[2] != keys[3]);
+  // The key is the segment program's exact text.
+  CHECK(keys[3] == lower::exact_text(lower::segment_program(*j, segments[3])));
+}
+
+TEST_CASE("segments whose nested jaxprs hold constants never share a function") {
+  // Two jit calls whose bodies look alike but close over constants: no text pins the values.
+  auto body = std::make_shared<Jaxpr>();
+  body->constvars = {Var(ShapedArray{DType::f32, {2}})};
+  body->consts = {ConstValue{ShapedArray{DType::f32, {2}}, nullptr}};
+  body->outvars = {body->constvars[0]};
   Jaxpr j;
-  Var x(ShapedArray{DType::f32, {2}});
-  j.invars = {x};
-  lower::Segment a, b;
-  a.program.invars = {Var(ShapedArray{DType::f32, {2}})};
-  b.program.invars = {Var(ShapedArray{DType::f32, {2}})};
-  a.program.outvars = {a.program.invars[0]};
-  b.program.outvars = {b.program.invars[0]};
-  CHECK(lower::segment_key(a, 0) == lower::segment_key(b, 1));
-  auto closed = std::make_shared<Jaxpr>();
-  closed->constvars = {Var(ShapedArray{DType::f32, {2}})};
-  closed->consts = {ConstValue{ShapedArray{DType::f32, {2}}, nullptr}};
-  closed->outvars = {closed->constvars[0]};
-  Eqn e;
-  e.prim = &get_primitive("pjit");
-  e.params.set("jaxpr", JaxprRef(closed));
-  e.outputs = {Var(ShapedArray{DType::f32, {2}})};
-  a.program.eqns = {e};
-  b.program.eqns = {e};
-  CHECK(lower::segment_key(a, 0) != lower::segment_key(b, 1));
+  for (int i = 0; i < 2; ++i) {
+    Eqn e;
+    e.prim = &get_primitive("pjit");
+    e.params.set("jaxpr", JaxprRef(body));
+    e.outputs = {Var(ShapedArray{DType::f32, {2}})};
+    j.eqns.push_back(e);
+    j.outvars.push_back(e.outputs[0]);
+  }
+  const auto segments = lower::split_into_segments(j, 1, [](const Eqn&) { return false; });
+  REQUIRE(segments.size() == 2);
+  CHECK(lower::segment_key(j, segments[0], 0) != lower::segment_key(j, segments[1], 1));
+  CHECK_FALSE(lower::exact_text(j).has_value());
 }
 
 }  // namespace
