@@ -29,8 +29,8 @@ class DotCall final : public RuntimeCall {
       return fmt::format("{}{}", trans ? "^T" : "", packed ? " packed" : "");
     };
     return fmt::format("dot_general via BLAS: {} x [{}x{}]{} @ [{}x{}]{}", plan_.batch, plan_.m,
-                       plan_.k, operand(plan_.trans_lhs, !plan_.lhs_perm.empty()), plan_.k,
-                       plan_.n, operand(plan_.trans_rhs, !plan_.rhs_perm.empty()));
+                       plan_.k, operand(plan_.trans_lhs, !plan_.lhs_perm.empty()), plan_.k, plan_.n,
+                       operand(plan_.trans_rhs, !plan_.rhs_perm.empty()));
   }
 
  private:

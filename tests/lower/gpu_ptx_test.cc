@@ -1,7 +1,7 @@
 // The GPU path up to PTX, which runs without a GPU: every example's forward and backward
 // programs become kernels for sm_90, and CUDA's ptxas (where installed) accepts each module.
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
+#include <catch2/catch.hpp>
 
 #include <cstdlib>
 #include <filesystem>
@@ -37,8 +37,7 @@ int assemble(const std::string& ptxas, const std::string& ptx, const std::string
   return status;
 }
 
-void check_ptx(const Jaxpr& j, const std::string& what, const std::string& ptxas,
-               size_t& modules) {
+void check_ptx(const Jaxpr& j, const std::string& what, const std::string& ptxas, size_t& modules) {
   INFO(what);
   for (const lower::GpuKernelModule& m : lower::compile_to_ptx(j, what)) {
     INFO(m.name);
@@ -75,8 +74,7 @@ TEST_CASE("an elementwise chain is one kernel on a grid of 256-thread blocks") {
        at = mlir.find("gpu.launch_func", at + 1))
     ++launches;
   CHECK(launches == 1);
-  CHECK(mlir.find("blocks in (%c64, %c4, %c1) threads in (%c1, %c256, %c1)") !=
-        std::string::npos);
+  CHECK(mlir.find("blocks in (%c64, %c4, %c1) threads in (%c1, %c256, %c1)") != std::string::npos);
   const auto modules = lower::compile_to_ptx(*j, "t");
   REQUIRE(modules.size() == 1);
   // The bounds check of the last, partial block of each row.
