@@ -25,6 +25,7 @@ class Table final : public LowerRuleTable {
     register_structural_rules(*this);
     register_reduction_rules(*this);
     register_runtime_call_rules(*this);
+    register_control_flow_rules(*this);
   }
   void add(std::string_view prim, LowerRule rule) override {
     rules_[std::string(prim)] = std::move(rule);

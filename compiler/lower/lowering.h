@@ -59,6 +59,7 @@ void register_elementwise_rules(LowerRuleTable& t);
 void register_structural_rules(LowerRuleTable& t);
 void register_reduction_rules(LowerRuleTable& t);
 void register_runtime_call_rules(LowerRuleTable& t);
+void register_control_flow_rules(LowerRuleTable& t);
 
 // The rule for `prim`, or null when it has none.
 const LowerRule* find_lower_rule(std::string_view prim);

@@ -21,12 +21,6 @@ bool is_literal_word(std::string_view s) {
   return s == "True" || s == "False" || s == "nan" || s == "inf";
 }
 
-// Older JAX printed unused binders with a trailing underscore (`g_`); print them as `g`.
-std::string hint_for(std::string_view name) {
-  if (name.size() > 1 && name.back() == '_') name.remove_suffix(1);
-  return std::string(name);
-}
-
 }  // namespace
 
 JaxprParser::JaxprParser(std::string_view text) : lex(text) {}
@@ -251,7 +245,10 @@ void JaxprParser::parse_binders(Scope& scope, std::vector<Var>& out, char termin
 void JaxprParser::define(Scope& scope, const Token& name, const Var& v) {
   auto [it, inserted] = scope.vars.emplace(std::string(name.text), v);
   if (!inserted) fail(name.offset, fmt::format("variable '{}' defined twice", name.text));
-  v.set_hint(hint_for(name.text));
+  // The name as written. Older JAX printed some unused binders with a trailing underscore (`g_`):
+  // the current format prints them as `g` (names are handed out afresh), the jax 0.4.30 format
+  // keeps the suffix (printer.h, TextFormat).
+  v.set_hint(std::string(name.text));
 }
 
 // Eqns ------------------------------------------------------------------------------------------

@@ -129,7 +129,7 @@ std::vector<const Jaxpr*> jaxprs_in_params(const Params& params) {
   return out;
 }
 
-// Which params print, in which order.
+// Which params print, in which order (the current format's rules).
 std::vector<ParamRef> params_to_print(const Eqn& e) {
   if (e.prim && e.prim->print_params) {
     try {
@@ -176,10 +176,13 @@ class Namer {
 
 class Printer {
  public:
+  explicit Printer(TextFormat format = TextFormat::current) : format_(format) {}
   Namer names;
 
   // JAX's pp_toplevel_jaxpr: the shared `let` preambles, then the jaxpr.
   Doc toplevel(const Jaxpr& top) {
+    // jax 0.4.30 printed neither: only DropVars were `_`, and every sub-jaxpr was inline.
+    if (old()) return jaxpr(top);
     name_unused_outputs_drop(top);
     std::vector<std::pair<std::string, const Jaxpr*>> shared_list = find_shared(top);
     std::vector<Doc> docs;
@@ -200,21 +203,53 @@ class Printer {
   }
 
   Doc eqn(const Eqn& e) {
-    if (e.prim && (e.prim->name == "jit" || e.prim->name == "pjit")) suggest_jit_names(e);
+    const bool is_jit = e.prim && (e.prim->name == "jit" || e.prim->name == "pjit");
+    if (is_jit && !old()) suggest_jit_names(e);
     std::vector<Doc> parts;
     if (!e.outputs.empty()) {
       parts.push_back(binders(e.outputs));
       parts.push_back(pp::text(" = "));
     }
-    parts.push_back(pp::text(e.prim ? e.prim->name : "?"));
-    parts.push_back(kv_pairs(params_to_print(e)));
+    parts.push_back(pp::text(is_jit && old() ? "pjit" : e.prim ? e.prim->name : "?"));
+    parts.push_back(kv_pairs(old() ? params_to_print_0_4_30(e) : params_to_print(e)));
     Doc operands = atoms(e.inputs, "");
     parts.push_back(pp::text(" ") + operands);
     return pp::concat(std::move(parts));
   }
 
  private:
+  TextFormat format_;
   std::unordered_map<const Jaxpr*, std::string> shared_;
+  std::deque<ParamValue> made_params_;  // params the old format prints that the eqn lacks
+
+  bool old() const { return format_ == TextFormat::jax_0_4_30; }
+
+  // jax 0.4.30's params: broadcast_in_dim had no print rule (all its params sorted), cond had
+  // `linear`, one False per operand after the index, and no primitive had the `sharding` or
+  // `out_sharding` params later versions added (None unless set).
+  std::vector<ParamRef> params_to_print_0_4_30(const Eqn& e) {
+    const std::string_view prim = e.prim ? std::string_view(e.prim->name) : "";
+    std::vector<ParamRef> out =
+        prim == "broadcast_in_dim" ? sorted_params(e.params) : params_to_print(e);
+    std::erase_if(out, [](const ParamRef& r) {
+      return (r.key == "sharding" || r.key == "out_sharding") && r.value && r.value->is_none();
+    });
+    if (prim == "cond" && !e.params.has("linear") && !e.inputs.empty()) {
+      made_params_.push_back(ParamValue::bools(std::vector<bool>(e.inputs.size() - 1, false)));
+      out.push_back({"linear", &made_params_.back()});
+      std::stable_sort(out.begin(), out.end(),
+                       [](const ParamRef& a, const ParamRef& b) { return a.key < b.key; });
+    }
+    return out;
+  }
+
+  // A variable as printed: its name, and in the old format the `_` suffix its parsed name had.
+  std::string display_name(const Var& v) {
+    std::string n = names.name(v);
+    if (old() && v && !v.is_drop() && n != "_" && v.hint().size() > 1 && v.hint().back() == '_')
+      n += '_';
+    return n;
+  }
 
   // Top-level eqn outputs that nothing reads print as `_` (JAX >= 0.10.2 no longer inserts
   // DropVars; its printer names unused outputs `_` instead).
@@ -337,7 +372,7 @@ class Printer {
     std::vector<Doc> items;
     items.reserve(vs.size());
     for (const Var& v : vs) {
-      std::string n = names.name(v);
+      std::string n = display_name(v);
       items.push_back(pp::text(n + ":" + (v ? v.aval().str_short() : "?")));
     }
     return var_list(std::move(items), "");
@@ -348,10 +383,10 @@ class Printer {
     items.reserve(as.size());
     for (const Atom& a : as) {
       if (a.is_var()) {
-        items.push_back(pp::text(names.name(a.var())));
+        items.push_back(pp::text(display_name(a.var())));
       } else {
         const Literal& l = a.literal();
-        items.push_back(pp::text(l.value_str() + ":" + l.aval.str_short()));
+        items.push_back(pp::text(old() ? l.value_str() : l.value_str() + ":" + l.aval.str_short()));
       }
     }
     return var_list(std::move(items), sep);
@@ -395,6 +430,11 @@ class Printer {
 
 std::string to_string(const Jaxpr& j, int width) {
   Printer p;
+  return pp::format(p.toplevel(j), width);
+}
+
+std::string to_string(const Jaxpr& j, TextFormat format, int width) {
+  Printer p(format);
   return pp::format(p.toplevel(j), width);
 }
 

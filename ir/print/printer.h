@@ -23,6 +23,15 @@ namespace cjax {
 // JAX's `str(jaxpr)` / `jaxpr.pretty_print(use_color=False)`; no trailing newline.
 std::string to_string(const Jaxpr& j, int width = 80);
 
+// Which JAX release's text to write. `current`: jax 0.10.2+, what to_string prints. `jax_0_4_30`:
+// the text of jax 0.4.30 (the examples of its docs/jaxpr.rst): literals without their type
+// (`3.0`, `0`), `jit` printed as `pjit`, broadcast_in_dim's params all printed (`shape` too),
+// cond's `linear` (all False: cjax keeps no such param, and make_jaxpr's conds had none set),
+// every sub-jaxpr inline (no `let` preambles), no re-use of outer names inside a jit, only
+// dropped vars named `_`, and the `_` suffix of binders read from text that had it (`m_`).
+enum class TextFormat { current, jax_0_4_30 };
+std::string to_string(const Jaxpr& j, TextFormat format, int width = 80);
+
 // One eqn with fresh names (a, b, ... for its outputs first, then its operands), for messages.
 std::string to_string(const Eqn& e);
 

@@ -56,7 +56,7 @@ TEST_CASE("parse: constvars, drop vars, unused-binder suffix, empty bodies", "[p
   REQUIRE(branches.size() == 2);
   const Jaxpr& b0 = *branches[0].as<JaxprRef>();
   CHECK(b0.eqns.empty());
-  CHECK(b0.invars[0].hint() == "e");  // `e_` prints as `e`
+  CHECK(b0.invars[0].hint() == "e_");  // as written; the current format prints it as `e`
   CHECK(b0.outvars[0].var() == b0.invars[1]);
   // The untyped branch index is an i32.
   CHECK(literal_input(*j, 1, 0).aval.str_short() == "i32[]");
