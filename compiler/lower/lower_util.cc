@@ -1,11 +1,15 @@
 // Helpers every lowering rule file uses: types, constants, linalg.generic, runtime calls.
 #include <fmt/format.h>
 #include <mlir/Dialect/Arith/IR/Arith.h>
+#include <mlir/Dialect/Arith/Utils/Utils.h>
 #include <mlir/Dialect/Bufferization/IR/Bufferization.h>
 #include <mlir/Dialect/Func/IR/FuncOps.h>
 #include <mlir/Dialect/Linalg/IR/Linalg.h>
 #include <mlir/Dialect/MemRef/IR/MemRef.h>
 #include <mlir/Dialect/Tensor/IR/Tensor.h>
+#include <mlir/Dialect/Utils/StaticValueUtils.h>
+
+#include <optional>
 
 #include "compiler/lower/lowering.h"
 #include "ir/errors.h"
@@ -121,6 +125,61 @@ mlir::Value elementwise(EqnLowering& el, const std::vector<mlir::Value>& inputs,
                     empty_tensor(el, out), body);
 }
 
+namespace {
+
+// When `t` is a slice that is one contiguous block of its source (leading dims of size 1 at
+// any offset, then one dim at any offset, then whole dims), the address of its first element
+// within the source's buffer; a runtime call reads it in place instead of a copy of the slice
+// (a scan body's dot reads its layer's weights from the stacked array this way).
+std::optional<mlir::Value> slice_address(mlir::OpBuilder& b, mlir::Location loc, mlir::Value t) {
+  auto slice = t.getDefiningOp<mlir::tensor::ExtractSliceOp>();
+  if (!slice) return std::nullopt;
+  auto source = mlir::cast<mlir::RankedTensorType>(slice.getSource().getType());
+  if (!source.hasStaticShape()) return std::nullopt;
+  const auto sizes = slice.getStaticSizes();
+  const auto offsets = slice.getMixedOffsets();
+  for (int64_t st : slice.getStaticStrides())
+    if (st != 1) return std::nullopt;
+  const auto shape = source.getShape();
+  const size_t rank = shape.size();
+  size_t k = 0;  // the first dim not of size 1
+  while (k < rank && sizes[k] == 1) ++k;
+  for (size_t i = k + 1; i < rank; ++i) {
+    auto off = mlir::getConstantIntValue(offsets[i]);
+    if (sizes[i] != shape[i] || !off || *off != 0) return std::nullopt;
+  }
+  // Element offset: sum over the dims of offset * row-major stride, scaled to bytes.
+  mlir::Value elements = b.create<mlir::arith::ConstantIndexOp>(loc, 0);
+  int64_t stride = 1;
+  for (size_t i = rank; i-- > 0;) {
+    mlir::Value off = mlir::getValueOrCreateConstantIndexOp(b, loc, offsets[i]);
+    mlir::Value scaled = b.create<mlir::arith::MulIOp>(
+        loc, off, b.create<mlir::arith::ConstantIndexOp>(loc, stride));
+    elements = b.create<mlir::arith::AddIOp>(loc, elements, scaled);
+    stride *= shape[i];
+  }
+  const int64_t bytes = (source.getElementType().getIntOrFloatBitWidth() + 7) / 8;
+  auto mt = mlir::MemRefType::get(source.getShape(), source.getElementType());
+  mlir::Value base;
+  {
+    // The source's address is taken where the source is defined: inside a loop, a to_memref of
+    // a tensor from outside it would be a copy of the whole tensor on every iteration.
+    mlir::OpBuilder::InsertionGuard guard(b);
+    mlir::Value src = slice.getSource();
+    if (mlir::Operation* def = src.getDefiningOp())
+      b.setInsertionPointAfter(def);
+    else
+      b.setInsertionPointToStart(mlir::cast<mlir::BlockArgument>(src).getOwner());
+    base = b.create<mlir::memref::ExtractAlignedPointerAsIndexOp>(
+        loc, b.create<mlir::bufferization::ToMemrefOp>(loc, mt, src, true));
+  }
+  mlir::Value offset_bytes = b.create<mlir::arith::MulIOp>(
+      loc, elements, b.create<mlir::arith::ConstantIndexOp>(loc, bytes));
+  return b.create<mlir::arith::AddIOp>(loc, base, offset_bytes).getResult();
+}
+
+}  // namespace
+
 std::vector<mlir::Value> emit_runtime_call(EqnLowering& el, std::unique_ptr<RuntimeCall> call,
                                            const std::vector<mlir::Value>& inputs,
                                            const std::vector<ShapedArray>& out_avals) {
@@ -131,6 +190,10 @@ std::vector<mlir::Value> emit_runtime_call(EqnLowering& el, std::unique_ptr<Runt
     return b.create<mlir::memref::ExtractAlignedPointerAsIndexOp>(loc, memref).getResult();
   };
   for (mlir::Value t : inputs) {
+    if (std::optional<mlir::Value> address = slice_address(b, loc, t)) {
+      pointers.push_back(*address);
+      continue;
+    }
     auto tt = mlir::cast<mlir::RankedTensorType>(t.getType());
     auto mt = mlir::MemRefType::get(tt.getShape(), tt.getElementType());
     pointers.push_back(
