@@ -32,7 +32,9 @@ Eqn prune_call(const Eqn& e, const std::vector<bool>& used) {
 }  // namespace
 
 DceResult dce(const Jaxpr& jaxpr, const std::vector<bool>& used_outputs) {
-  std::unordered_set<Var, VarHash> live;
+  // Variables by identity (no reference counting on the hot path).
+  std::unordered_set<const void*> live;
+  live.reserve(jaxpr.eqns.size() * 2 + jaxpr.outvars.size());
   DceResult r;
   r.jaxpr.constvars = jaxpr.constvars;
   r.jaxpr.consts = jaxpr.consts;
@@ -41,23 +43,25 @@ DceResult dce(const Jaxpr& jaxpr, const std::vector<bool>& used_outputs) {
   for (size_t i = 0; i < jaxpr.outvars.size(); ++i) {
     if (!used_outputs[i]) continue;
     r.jaxpr.outvars.push_back(jaxpr.outvars[i]);
-    if (jaxpr.outvars[i].is_var()) live.insert(jaxpr.outvars[i].var());
+    if (jaxpr.outvars[i].is_var()) live.insert(jaxpr.outvars[i].var().id());
   }
   std::vector<Eqn> kept;
+  kept.reserve(jaxpr.eqns.size());
   for (auto it = jaxpr.eqns.rbegin(); it != jaxpr.eqns.rend(); ++it) {
     std::vector<bool> used;
     bool needed = false;
     for (const Var& o : it->outputs) {
-      used.push_back(live.count(o) > 0);
+      used.push_back(live.count(o.id()) > 0);
       needed |= used.back();
     }
     if (!needed) continue;
     kept.push_back(prune_call(*it, used));
     for (const Atom& in : kept.back().inputs)
-      if (in.is_var()) live.insert(in.var());
+      if (in.is_var()) live.insert(in.var().id());
   }
+  r.jaxpr.eqns.reserve(kept.size());
   for (auto it = kept.rbegin(); it != kept.rend(); ++it) r.jaxpr.eqns.push_back(std::move(*it));
-  for (const Var& v : jaxpr.invars) r.used_inputs.push_back(live.count(v) > 0);
+  for (const Var& v : jaxpr.invars) r.used_inputs.push_back(live.count(v.id()) > 0);
   return r;
 }
 

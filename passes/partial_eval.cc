@@ -34,16 +34,18 @@ PartialEvalResult partial_eval(const Jaxpr& jaxpr, const std::vector<bool>& in_u
                             jaxpr.invars.size()));
   ensure_pass_rules();
   const auto& rules = rule_table();
-  std::unordered_set<Var, VarHash> unknown;
-  std::unordered_map<Var, Atom, VarHash> renamed;  // outputs a rule re-bound
+  // Variables by identity (no reference counting on the hot path).
+  std::unordered_set<const void*> unknown;
+  unknown.reserve(jaxpr.eqns.size() * 2 + jaxpr.invars.size());
+  std::unordered_map<const void*, Atom> renamed;  // outputs a rule re-bound
   auto read = [&](const Atom& a) -> Atom {
     if (a.is_literal()) return a;
-    auto it = renamed.find(a.var());
+    auto it = renamed.find(a.var().id());
     return it == renamed.end() ? a : it->second;
   };
   for (size_t i = 0; i < in_unknown.size(); ++i)
-    if (in_unknown[i]) unknown.insert(jaxpr.invars[i]);
-  auto is_unknown = [&](const Atom& a) { return a.is_var() && unknown.count(a.var()); };
+    if (in_unknown[i]) unknown.insert(jaxpr.invars[i].id());
+  auto is_unknown = [&](const Atom& a) { return a.is_var() && unknown.count(a.var().id()); };
 
   Jaxpr known, staged;
   known.constvars = jaxpr.constvars;
@@ -53,9 +55,9 @@ PartialEvalResult partial_eval(const Jaxpr& jaxpr, const std::vector<bool>& in_u
   // Residuals in first-read order on the staged side (reads by eqns later removed as dead are
   // counted too, as JAX's tracing records them when the eqn is staged).
   std::vector<Var> candidates;
-  std::unordered_set<Var, VarHash> seen;
+  std::unordered_set<const void*> seen;
   auto note_read = [&](const Atom& a) {
-    if (a.is_var() && !unknown.count(a.var()) && seen.insert(a.var()).second)
+    if (a.is_var() && !unknown.count(a.var().id()) && seen.insert(a.var().id()).second)
       candidates.push_back(a.var());
   };
 
@@ -77,14 +79,15 @@ PartialEvalResult partial_eval(const Jaxpr& jaxpr, const std::vector<bool>& in_u
       for (Eqn& k : r.known_eqns) known.eqns.push_back(std::move(k));
       if (r.staged_eqn) {
         for (const Atom& in : r.staged_eqn->inputs) note_read(in);
-        for (const Var& o : r.staged_eqn->outputs) unknown.insert(o);
+        for (const Var& o : r.staged_eqn->outputs) unknown.insert(o.id());
         staged.eqns.push_back(std::move(*r.staged_eqn));
       }
-      for (size_t i = 0; i < eqn.outputs.size(); ++i) renamed.emplace(eqn.outputs[i], r.outputs[i]);
+      for (size_t i = 0; i < eqn.outputs.size(); ++i)
+        renamed.emplace(eqn.outputs[i].id(), r.outputs[i]);
       continue;
     }
     for (const Atom& in : eqn.inputs) note_read(in);
-    for (const Var& o : eqn.outputs) unknown.insert(o);
+    for (const Var& o : eqn.outputs) unknown.insert(o.id());
     staged.eqns.push_back(std::move(eqn));
   }
 
@@ -104,14 +107,14 @@ PartialEvalResult partial_eval(const Jaxpr& jaxpr, const std::vector<bool>& in_u
   // DCE the staged side, then keep the residuals it still reads.
   DceResult live = dce(staged, std::vector<bool>(staged.outvars.size(), true));
   staged = std::move(live.jaxpr);
-  std::unordered_set<Var, VarHash> staged_reads;
+  std::unordered_set<const void*> staged_reads;
   for (const Eqn& e : staged.eqns)
     for (const Atom& in : e.inputs)
-      if (in.is_var()) staged_reads.insert(in.var());
+      if (in.is_var()) staged_reads.insert(in.var().id());
   for (const Atom& o : staged.outvars)
-    if (o.is_var()) staged_reads.insert(o.var());
+    if (o.is_var()) staged_reads.insert(o.var().id());
   for (const Var& c : candidates)
-    if (staged_reads.count(c)) r.residuals.push_back(c);
+    if (staged_reads.count(c.id())) r.residuals.push_back(c);
 
   staged.invars = r.residuals;
   for (size_t i = 0; i < in_unknown.size(); ++i)
