@@ -127,13 +127,18 @@ mlir::Value elementwise(EqnLowering& el, const std::vector<mlir::Value>& inputs,
 
 namespace {
 
-// When `t` is a slice that is one contiguous block of its source (leading dims of size 1 at
-// any offset, then one dim at any offset, then whole dims), the address of its first element
-// within the source's buffer; a runtime call reads it in place instead of a copy of the slice
-// (a scan body's dot reads its layer's weights from the stacked array this way).
+// When `t` is a slice of one of the function's input buffers that is one contiguous block of it
+// (leading dims of size 1 at any offset, then one dim at any offset, then whole dims), the
+// address of its first element; a runtime call reads it in place instead of a copy of the slice
+// (a scan body's dot reads its layer's weights from the stacked argument this way). Inputs are
+// never written, so the address taken once stays valid; slices of other tensors, which
+// bufferization may update in place, keep their copy.
 std::optional<mlir::Value> slice_address(mlir::OpBuilder& b, mlir::Location loc, mlir::Value t) {
   auto slice = t.getDefiningOp<mlir::tensor::ExtractSliceOp>();
   if (!slice) return std::nullopt;
+  auto input = slice.getSource().getDefiningOp<mlir::bufferization::ToTensorOp>();
+  if (!input || input.getWritable() || !mlir::isa<mlir::BlockArgument>(input.getMemref()))
+    return std::nullopt;
   auto source = mlir::cast<mlir::RankedTensorType>(slice.getSource().getType());
   if (!source.hasStaticShape()) return std::nullopt;
   const auto sizes = slice.getStaticSizes();
@@ -148,34 +153,31 @@ std::optional<mlir::Value> slice_address(mlir::OpBuilder& b, mlir::Location loc,
     auto off = mlir::getConstantIntValue(offsets[i]);
     if (sizes[i] != shape[i] || !off || *off != 0) return std::nullopt;
   }
-  // Element offset: sum over the dims of offset * row-major stride, scaled to bytes.
-  mlir::Value elements = b.create<mlir::arith::ConstantIndexOp>(loc, 0);
-  int64_t stride = 1;
+  // Byte offset: the sum over the dims of offset * row-major stride * element size; constant
+  // terms folded, one multiply per dynamic offset (a loop's index).
+  const int64_t bytes = (source.getElementType().getIntOrFloatBitWidth() + 7) / 8;
+  int64_t constant = 0, stride = bytes;
+  std::vector<std::pair<mlir::Value, int64_t>> dynamic;
   for (size_t i = rank; i-- > 0;) {
-    mlir::Value off = mlir::getValueOrCreateConstantIndexOp(b, loc, offsets[i]);
-    mlir::Value scaled = b.create<mlir::arith::MulIOp>(
-        loc, off, b.create<mlir::arith::ConstantIndexOp>(loc, stride));
-    elements = b.create<mlir::arith::AddIOp>(loc, elements, scaled);
+    if (auto off = mlir::getConstantIntValue(offsets[i]))
+      constant += *off * stride;
+    else
+      dynamic.emplace_back(mlir::cast<mlir::Value>(offsets[i]), stride);
     stride *= shape[i];
   }
-  const int64_t bytes = (source.getElementType().getIntOrFloatBitWidth() + 7) / 8;
-  auto mt = mlir::MemRefType::get(source.getShape(), source.getElementType());
-  mlir::Value base;
-  {
-    // The source's address is taken where the source is defined: inside a loop, a to_memref of
-    // a tensor from outside it would be a copy of the whole tensor on every iteration.
-    mlir::OpBuilder::InsertionGuard guard(b);
-    mlir::Value src = slice.getSource();
-    if (mlir::Operation* def = src.getDefiningOp())
-      b.setInsertionPointAfter(def);
-    else
-      b.setInsertionPointToStart(mlir::cast<mlir::BlockArgument>(src).getOwner());
-    base = b.create<mlir::memref::ExtractAlignedPointerAsIndexOp>(
-        loc, b.create<mlir::bufferization::ToMemrefOp>(loc, mt, src, true));
-  }
-  mlir::Value offset_bytes = b.create<mlir::arith::MulIOp>(
-      loc, elements, b.create<mlir::arith::ConstantIndexOp>(loc, bytes));
-  return b.create<mlir::arith::AddIOp>(loc, base, offset_bytes).getResult();
+  // The address of the input's own buffer (the function's argument), not of a to_memref of the
+  // tensor: inside a loop, that would be a copy of the whole input on every iteration.
+  mlir::Value address =
+      b.create<mlir::memref::ExtractAlignedPointerAsIndexOp>(loc, input.getMemref());
+  if (constant != 0)
+    address = b.create<mlir::arith::AddIOp>(loc, address,
+                                            b.create<mlir::arith::ConstantIndexOp>(loc, constant));
+  for (auto [off, scale] : dynamic)
+    address = b.create<mlir::arith::AddIOp>(
+        loc, address,
+        b.create<mlir::arith::MulIOp>(loc, off,
+                                      b.create<mlir::arith::ConstantIndexOp>(loc, scale)));
+  return address;
 }
 
 }  // namespace

@@ -198,6 +198,9 @@ void lower_function(mlir::ModuleOp module, const Jaxpr& jaxpr,
   }
   auto func = b.create<mlir::func::FuncOp>(loc, name, b.getFunctionType(arg_types, {}));
   func->setAttr("llvm.emit_c_interface", b.getUnitAttr());
+  // Every buffer argument can be taken as noalias (mark_noalias_buffers): outputs are fresh
+  // buffers of their own, and inputs, which may share a buffer, are only read.
+  func->setAttr(kNoaliasBuffers, b.getUnitAttr());
   mlir::Block* entry = func.addEntryBlock();
   b.setInsertionPointToStart(entry);
 

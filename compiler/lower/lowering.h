@@ -117,6 +117,10 @@ std::vector<mlir::Value> emit_runtime_call(EqnLowering& el, std::unique_ptr<Runt
                                            const std::vector<mlir::Value>& inputs,
                                            const std::vector<ShapedArray>& out_avals);
 
+// Marks a lowered function whose buffer arguments never alias a buffer it writes (pipeline.cc
+// then declares its pointer parameters noalias for LLVM).
+inline constexpr const char* kNoaliasBuffers = "cjax.noalias_buffers";
+
 // The name of the C function compiled code calls for every RuntimeCall.
 inline constexpr const char* kRuntimeCallSymbol = "cjax_runtime_call";
 

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <llvm/Support/TargetSelect.h>
+#include <mlir/Dialect/LLVMIR/LLVMDialect.h>
 #include <mlir/Dialect/Math/Transforms/Passes.h>
 #include <mlir/IR/Diagnostics.h>
 #include <mlir/IR/Verifier.h>
@@ -22,6 +23,7 @@
 #include <mutex>
 #include <thread>
 
+#include "compiler/lower/lowering.h"
 #include "ir/errors.h"
 
 namespace cjax::lower {
@@ -146,6 +148,22 @@ const std::vector<std::pair<std::string, void*>>& async_runtime_symbols() {
   return symbols;
 }
 
+// Aliasing facts LLVM cannot see for itself, so that a loop writing several buffers vectorizes
+// without a runtime overlap check for every pair of them (LLVM gives up past a few): the
+// allocator returns memory no other pointer reaches (a malloc-like `noalias` return), and the
+// pointer parameters of the functions marked kNoaliasBuffers are noalias.
+void mark_noalias(mlir::ModuleOp module) {
+  auto unit = mlir::UnitAttr::get(module.getContext());
+  if (auto alloc = module.lookupSymbol<mlir::LLVM::LLVMFuncOp>("_mlir_memref_to_llvm_alloc"))
+    alloc.setResultAttr(0, "llvm.noalias", unit);
+  module.walk([&](mlir::LLVM::LLVMFuncOp f) {
+    if (!f->hasAttr(kNoaliasBuffers)) return;
+    for (unsigned i = 0; i < f.getNumArguments(); ++i)
+      if (mlir::isa<mlir::LLVM::LLVMPointerType>(f.getArgument(i).getType()))
+        f.setArgAttr(i, "llvm.noalias", unit);
+  });
+}
+
 void run_pipeline(mlir::ModuleOp module, DiagnosticCollector& diags, bool parallel) {
   verify_module(module, diags);
   // f32 tanh and erf as polynomials (a few ulp from libm's): plain arithmetic the loop
@@ -157,6 +175,7 @@ void run_pipeline(mlir::ModuleOp module, DiagnosticCollector& diags, bool parall
     throw Error(fmt::format("lower: rewriting tanh and erf failed: {}", diags.text()));
   run_passes(module, diags, pipeline(parallel && !async_runtime_symbols().empty()),
              "the MLIR pass pipeline");
+  mark_noalias(module);
 }
 
 void run_passes(mlir::ModuleOp module, DiagnosticCollector& diags, const std::string& passes,
