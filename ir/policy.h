@@ -3,8 +3,10 @@
 // memory kind and back (Offload)? The concrete policies live in passes/.
 #pragma once
 
+#include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "ir/params.h"
 #include "ir/shaped_array.h"
@@ -28,6 +30,13 @@ class Policy {
   virtual std::string repr() const = 0;
   virtual PolicyDecision decide(const Primitive& prim, std::span<const ShapedArray> in_avals,
                                 const Params& params) const = 0;
+  // A policy that decides per value rather than per primitive (policies::memory_budget) sees the
+  // whole jaxpr partial_eval_jaxpr_custom splits and answers once for each of its eqns;
+  // std::nullopt (the default) means: ask decide() eqn by eqn.
+  virtual std::optional<std::vector<PolicyDecision>> plan(
+      const Jaxpr& /*jaxpr*/, const std::vector<bool>& /*in_unknown*/) const {
+    return std::nullopt;
+  }
 };
 
 }  // namespace cjax

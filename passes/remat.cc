@@ -57,8 +57,9 @@ Params device_put_params(const std::string& memory_kind, size_t n) {
   return {{"devices", devices}, {"srcs", srcs}, {"copy_semantics", semantics}};
 }
 
-// JAX's call_partial_eval_custom_rule for a nested remat2: both halves stay remat2 eqns; the
-// staged one is marked differentiated.
+// JAX's call_partial_eval_custom_rule for a nested remat2 or a jit: both halves stay eqns of the
+// same primitive; a staged remat2 is marked differentiated. (Without it a jit mixing known and
+// unknown inputs would be staged whole, making the primal outputs of vjp unknown.)
 struct NestedSplit {
   Eqn known, staged;
   std::vector<bool> unks_out, inst_out;
@@ -87,7 +88,7 @@ NestedSplit split_nested_remat(const Eqn& eqn, const std::vector<bool>& unks_in,
   for (const Atom& a : select(eqn.inputs, inst_in)) r.staged.inputs.push_back(a);
   r.staged.outputs = select(eqn.outputs, pe.out_inst);
   r.staged.params = with_jaxpr(eqn.params, std::move(pe.staged));
-  r.staged.params.set("differentiated", true);
+  if (eqn.prim->name == "remat2") r.staged.params.set("differentiated", true);
   for (size_t i = 0; i < eqn.inputs.size(); ++i)
     if (eqn.inputs[i].is_var() && !inst_in[i]) r.residuals.push_back(eqn.inputs[i].var());
   r.residuals.insert(r.residuals.end(), residuals.begin(), residuals.end());
@@ -131,7 +132,15 @@ CustomPartialEval partial_eval_jaxpr_custom(const Jaxpr& jaxpr, const std::vecto
     write(jaxpr.invars[i], {in_unknown[i], in_inst[i]});
   for (const Var& c : jaxpr.constvars) write(c, {false, true});
 
-  for (const Eqn& eqn : jaxpr.eqns) {
+  // A per-value policy (memory_budget) answers for the whole jaxpr at once.
+  std::optional<std::vector<PolicyDecision>> plan;
+  if (policy) plan = policy->plan(jaxpr, in_unknown);
+  if (plan && plan->size() != jaxpr.eqns.size())
+    throw TypeError(fmt::format("policy {} planned {} eqns of a jaxpr with {}", policy->repr(),
+                                plan->size(), jaxpr.eqns.size()));
+
+  for (size_t k = 0; k < jaxpr.eqns.size(); ++k) {
+    const Eqn& eqn = jaxpr.eqns[k];
     std::vector<bool> unks_in, inst_in;
     bool any_unknown = false;
     for (const Atom& in : eqn.inputs) {
@@ -140,7 +149,7 @@ CustomPartialEval partial_eval_jaxpr_custom(const Jaxpr& jaxpr, const std::vecto
       inst_in.push_back(f.inst);
       any_unknown |= f.unknown;
     }
-    if (eqn.prim->name == "remat2") {
+    if (eqn.prim->name == "remat2" || eqn.prim->name == "jit") {
       NestedSplit s = split_nested_remat(eqn, unks_in, inst_in, policy);
       known_eqns.push_back(std::move(s.known));
       staged_eqns.push_back(std::move(s.staged));
@@ -166,7 +175,7 @@ CustomPartialEval partial_eval_jaxpr_custom(const Jaxpr& jaxpr, const std::vecto
     }
     known_eqns.push_back(eqn);
     std::vector<ShapedArray> avals = avals_of(std::span<const Atom>(eqn.inputs));
-    PolicyDecision d = policies::decide(policy, *eqn.prim, avals, eqn.params);
+    PolicyDecision d = plan ? (*plan)[k] : policies::decide(policy, *eqn.prim, avals, eqn.params);
     switch (d.kind) {
       case Saveability::save:
         for (const Var& o : eqn.outputs) write(o, {false, false});

@@ -1,8 +1,11 @@
 #include "passes/vjp.h"
 
+#include <fmt/format.h>
+
 #include <unordered_map>
 #include <unordered_set>
 
+#include "ir/errors.h"
 #include "passes/ad_rules/ops.h"
 #include "passes/jvp.h"
 #include "passes/partial_eval.h"
@@ -47,6 +50,11 @@ LinearizeResult linearize_jaxpr(const Jaxpr& jaxpr) {
   std::vector<bool> instantiate(jaxpr.outvars.size(), false);
   instantiate.resize(jvp.jaxpr.outvars.size(), true);
   PartialEvalResult pe = partial_eval(jvp.jaxpr, unknown, instantiate);
+  // A partial-eval rule that stages a primal output would shift every output below.
+  for (size_t i = 0; i < jaxpr.outvars.size(); ++i)
+    if (pe.out_unknown[i])
+      throw UnsupportedError(
+          fmt::format("linearize: primal output {} cannot be computed without the tangents", i));
 
   // Reorder the residuals on both sides.
   std::vector<size_t> order = residual_order(pe.residuals, jaxpr.invars);

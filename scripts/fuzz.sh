@@ -7,6 +7,8 @@
 # Fails on any crash, leak, timeout (hang), out-of-memory or sanitizer report; the offending input
 # is left in build-fuzz/artifacts/ and printed. Corpora start from the seeds in fuzz/seeds/<target>
 # (regression inputs, checked in) plus every jaxpr in ../shared/reference and tests/golden.
+# CJAX_FUZZ_TIMEOUT (seconds, default 10) is the wall-clock time one input may take before it
+# counts as a hang: raise it when fuzzing at low priority on a busy machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -62,7 +64,7 @@ run_target() {
   echo "fuzz.sh: $target for ${seconds}s (corpus $(ls "$corpus" | wc -l) inputs)"
   if ! ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 \
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    "$build_dir/$target" "${dict[@]}" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+    "$build_dir/$target" "${dict[@]}" -max_total_time="$seconds" -timeout="${CJAX_FUZZ_TIMEOUT:-10}" -rss_limit_mb=2048 \
     -max_len=65536 -print_final_stats=1 -artifact_prefix="$art" "$corpus" >"$log" 2>&1; then
     echo "fuzz.sh: $target FOUND A BUG; last lines of $log:" >&2
     tail -60 "$log" >&2

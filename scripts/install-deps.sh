@@ -8,6 +8,7 @@ packages=(
   libfmt-dev catch2 libcli11-dev nlohmann-json3-dev libopenblas-dev libbenchmark-dev
   llvm-19-dev libmlir-19-dev mlir-19-tools
   clang-19 libclang-rt-19-dev valgrind  # fuzz/ (libFuzzer) and scripts/leak-check.sh --valgrind
+  libplplot-dev  # `cjax memory --plot` (PLplot's SVG driver)
 )
 
 missing=()

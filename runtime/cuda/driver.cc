@@ -200,7 +200,8 @@ void DeviceBuffer::copy_from_host(const void* src, size_t bytes) {
 
 void DeviceBuffer::copy_to_host(void* dst, size_t bytes) const {
   if (bytes > bytes_)
-    throw Error(fmt::format("cuda: copying {} bytes out of a {}-byte device buffer", bytes, bytes_));
+    throw Error(
+        fmt::format("cuda: copying {} bytes out of a {}-byte device buffer", bytes, bytes_));
   check(api().memcpy_dtoh(dst, ptr_, bytes), "copying from the device");
 }
 

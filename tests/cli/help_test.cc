@@ -14,8 +14,8 @@ using cli_test::run_cli;
 
 namespace {
 
-const std::vector<std::string> kCommands = {"examples", "jaxpr", "residuals", "fwd-bwd",
-                                            "grad",     "run",   "lower",     "bench"};
+const std::vector<std::string> kCommands = {"examples", "jaxpr", "residuals", "fwd-bwd", "grad",
+                                            "run",      "lower", "bench",     "memory"};
 
 std::string golden_path(const std::string& cmd) {
   return std::string(CJAX_SOURCE_DIR) + "/tests/cli/golden/help" + (cmd.empty() ? "" : "_") + cmd +

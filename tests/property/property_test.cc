@@ -13,6 +13,7 @@
 #include <iostream>
 #include <string>
 
+#include "ir/parse/parser.h"
 #include "tests/property/properties.h"
 
 namespace {
@@ -75,6 +76,14 @@ TEST_CASE("random programs: the generator covers the first-set primitives") {
   }
   // Nested remat: a remat2 inside a remat2's jaxpr, and dot_general with batch dims.
   CHECK(all.find("remat2[\n") != std::string::npos);
+  // With jit calls on, some remat instructions are jit calls.
+  prop::GenOptions jit;
+  jit.jit_calls = true;
+  std::string with_jit;
+  for (uint64_t seed = 0; seed < 50; ++seed)
+    with_jit += cjax::to_string(prop::trace(prop::generate(seed, jit)));
+  CHECK(with_jit.find("jit[") != std::string::npos);
+  CHECK(all.find("jit[") == std::string::npos);
 }
 
 TEST_CASE("random programs: a failing program shrinks to a small one") {
@@ -107,6 +116,7 @@ TEST_CASE("random programs: a seed range from the environment", "[.range]") {
   prop::GenOptions opts;
   opts.max_instrs = static_cast<int>(env_or("CJAX_PROPERTY_MAX_INSTRS", 8));
   opts.max_remat_depth = static_cast<int>(env_or("CJAX_PROPERTY_MAX_DEPTH", 2));
+  opts.jit_calls = env_or("CJAX_PROPERTY_JIT", 0) != 0;
   for (const prop::Property& p : prop::properties()) {
     if (!only.empty() && only != p.name) continue;
     uint64_t failures = check_range(p, first, count, true, opts);
@@ -133,4 +143,23 @@ TEST_CASE("regression: checkpoint of a function returning a std::vector") {
   cjax::Jaxpr j = cjax::make_jaxpr(f)(x, y);
   CHECK(cjax::to_string(j).find("remat2") != std::string::npos);
   CHECK(j.eqns.back().outputs.size() == 1);
+}
+
+// Found by the pass robustness test (tests/errors/pipeline_corpus_test.cc) on a real jaxpr: a jit
+// inside a checkpoint was staged whole by the policy's partial evaluation, so vjp's primal
+// outputs became unknown; grad crashed, or failed with "a variable is read before it is defined".
+TEST_CASE("regression: a jit inside a checkpoint differentiates under every policy") {
+  cjax::JaxprRef j = cjax::parse_jaxpr(
+      "{ lambda ; a:f64[3] b:f64[3]. let\n"
+      "    c:f64[3] d:f64[3] = jit[\n"
+      "      name=f\n"
+      "      jaxpr={ lambda ; e:f64[3] f:f64[3]. let g:f64[3] = sin e; h:f64[3] = mul g f in (h, "
+      "e) }\n"
+      "    ] a b\n"
+      "    i:f64[3] = add c d\n"
+      "  in (i,) }");
+  for (const prop::Property& p : prop::properties()) {
+    INFO("property " << p.name);
+    CHECK(p.check(*j, 0) == "");
+  }
 }

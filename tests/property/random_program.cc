@@ -7,7 +7,10 @@
 #include <functional>
 #include <numeric>
 #include <random>
+#include <source_location>
+#include <span>
 
+#include "compiler/numpy_util.h"
 #include "passes/policies.h"
 
 namespace prop {
@@ -205,6 +208,15 @@ void step(const Instr& in, std::vector<Array>& pool) {
         return std::vector<Array>(inner.begin() + static_cast<std::ptrdiff_t>(args.size()),
                                   inner.end());
       };
+      if (in.jit) {
+        auto call = [&f](std::span<const Array> args) {
+          return f(std::vector<Array>(args.begin(), args.end()));
+        };
+        std::vector<Array> outs =
+            np::detail::call_jitted("f", call, pool, std::source_location::current());
+        pool.insert(pool.end(), outs.begin(), outs.end());
+        return;
+      }
       std::vector<Array> outs = cjax::checkpoint(f, p.policy, in.b % 2 == 0)(pool);
       pool.insert(pool.end(), outs.begin(), outs.end());
       return;
@@ -239,6 +251,7 @@ std::vector<Instr> generate_instrs(std::mt19937_64& rng, int count, int depth,
       } else {
         int n = 1 + static_cast<int>(pick(rng) % 4);
         in.body = generate_instrs(rng, n, depth + 1, opts);
+        in.jit = opts.jit_calls && in.b / 2 % 4 == 3;
       }
     }
     out.push_back(std::move(in));
@@ -279,8 +292,11 @@ void describe_instrs(const std::vector<Instr>& instrs, int indent, std::string& 
         out += fmt::format("{}checkpoint_name '{}' (pick {})\n", pad, kNames[in.c % 3], in.a);
         break;
       case Op::remat:
-        out += fmt::format("{}checkpoint policy={} prevent_cse={}:\n", pad,
-                           all_policies()[in.c % all_policies().size()].name, in.b % 2 == 0);
+        if (in.jit)
+          out += fmt::format("{}jit:\n", pad);
+        else
+          out += fmt::format("{}checkpoint policy={} prevent_cse={}:\n", pad,
+                             all_policies()[in.c % all_policies().size()].name, in.b % 2 == 0);
         describe_instrs(in.body, indent + 2, out);
         break;
     }

@@ -22,13 +22,14 @@ enum class Op {
   reshape,    // flatten, or insert a unit axis
   broadcast,  // broadcast_in_dim to a new leading axis of size 2
   name,       // checkpoint_name(x, "a" | "b" | "c")
-  remat,      // checkpoint(body, policy) over the values so far (nested)
+  remat,      // checkpoint(body, policy) over the values so far (nested), or a jit call
 };
 
 struct Instr {
   Op op = Op::unary;
   uint32_t a = 0, b = 0, c = 0;  // operand picks and variants
   std::vector<Instr> body;       // remat only
+  bool jit = false;              // remat only: a jit call (`jit[name=f]`) instead
 };
 
 struct Program {
@@ -41,6 +42,10 @@ struct Program {
 struct GenOptions {
   int max_instrs = 8;
   int max_remat_depth = 2;
+  // A quarter of the remat instructions become jit calls (as jnp functions and jax.jit trace).
+  // Off by default: a jit whose outputs are unused prints its body's outputs as `_` (JAX's name
+  // suggestion), which the parser cannot always match back, so `roundtrip` fails on some.
+  bool jit_calls = false;
 };
 
 Program generate(uint64_t seed, const GenOptions& opts = {});

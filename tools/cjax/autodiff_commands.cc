@@ -9,6 +9,7 @@
 #include "ir/errors.h"
 #include "ir/print/printer.h"
 #include "passes/fwd_bwd_table.h"
+#include "passes/memory/budget.h"
 #include "passes/policies.h"
 #include "passes/remat.h"
 #include "passes/saved_residuals.h"
@@ -41,8 +42,12 @@ PreparedProgram prepare_program(const AutodiffOptions& o) {
   if (p.arg_names.size() != p.jaxpr.invars.size())
     throw UsageError(fmt::format("--arg-names gives {} names for {} arguments", p.arg_names.size(),
                                  p.jaxpr.invars.size()));
+  if (!o.policy.empty() && !o.budget.empty())
+    throw UsageError("--policy and --budget both choose what to save: give one");
   if (!o.policy.empty())
     p.jaxpr = checkpoint_jaxpr(p.jaxpr, policies::by_name(o.policy, o.names, o.offload_names));
+  if (!o.budget.empty())
+    p.jaxpr = checkpoint_jaxpr(p.jaxpr, policies::memory_budget(memory::parse_bytes(o.budget)));
   return p;
 }
 

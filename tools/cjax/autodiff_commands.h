@@ -17,6 +17,7 @@ struct AutodiffOptions {
   std::string policy;                  // --policy: wrap the whole function in checkpoint
   std::vector<std::string> names;      // --names, for the name policies
   std::vector<std::string> offload_names;
+  std::string budget;  // --budget: checkpoint with policies::memory_budget of this size
 };
 
 // The program an autodiff subcommand works on: loaded, its arguments named (--arg-names, else the

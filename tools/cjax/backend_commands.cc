@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "compiler/lower/executable.h"
+#include "compiler/lower/gpu.h"
 #include "compiler/lower/step_bench.h"
 #include "ir/errors.h"
 #include "runtime/blas_dot.h"
@@ -51,16 +52,25 @@ std::vector<runtime::Buffer> evaluate(const Jaxpr& jaxpr, std::span<const runtim
   return lower::compile(jaxpr, where)->run(args);
 }
 
-int print_lowered(const Source& src, const std::string& emit, std::ostream& out,
-                  std::ostream& err) {
+int print_lowered(const Source& src, const std::string& target, const std::string& emit,
+                  std::ostream& out, std::ostream& err) {
   return guarded(err, describe(src), [&] {
+    if (target == "cuda") {
+      if (emit != "mlir" && emit != "ptx")
+        throw UsageError(fmt::format("--target cuda emits mlir or ptx, not '{}'", emit));
+      out << lower::lower_to_gpu_text(load_jaxpr(src),
+                                      emit == "ptx" ? lower::GpuStage::ptx : lower::GpuStage::mlir,
+                                      describe(src));
+      return kOk;
+    }
     lower::Stage stage =
         emit == "mlir"      ? lower::Stage::mlir
         : emit == "lowered" ? lower::Stage::lowered
         : emit == "llvm"    ? lower::Stage::llvm
-                         : throw UsageError(fmt::format("--emit must be mlir, lowered or llvm, not "
-                                                        "'{}'",
-                                                        emit));
+                            : throw UsageError(fmt::format(
+                                  "--emit {} needs --target cuda; the cpu target emits mlir, lowered "
+                                     "or llvm",
+                                  emit));
     out << lower::lower_to_text(load_jaxpr(src), stage, describe(src));
     return kOk;
   });

@@ -21,8 +21,10 @@ Evaluator parse_evaluator(const std::string& name);  // "cpu" | "interpreter"; e
 std::vector<runtime::Buffer> evaluate(const Jaxpr& jaxpr, std::span<const runtime::Buffer> args,
                                       Evaluator evaluator, const std::string& where);
 
-// emit: "mlir" (as lowered: tensors and linalg), "lowered" (the LLVM dialect) or "llvm" (IR).
-int print_lowered(const Source& src, const std::string& emit, std::ostream& out, std::ostream& err);
+// target "cpu": emit "mlir" (as lowered: tensors and linalg), "lowered" (the LLVM dialect) or
+// "llvm" (IR). target "cuda": emit "mlir" (kernels outlined, in the NVVM dialect) or "ptx".
+int print_lowered(const Source& src, const std::string& target, const std::string& emit,
+                  std::ostream& out, std::ostream& err);
 
 struct BenchOptions {
   int repetitions = 20;

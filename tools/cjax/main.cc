@@ -13,8 +13,11 @@
 #include "tools/cjax/autodiff_commands.h"
 #include "tools/cjax/backend_commands.h"
 #include "tools/cjax/commands.h"
+#include "tools/cjax/error_report.h"
 #include "tools/cjax/exit_codes.h"
+#include "tools/cjax/memory_command.h"
 #include "tools/cjax/run_command.h"
+#include "tools/cjax/source.h"
 
 namespace {
 
@@ -50,6 +53,9 @@ void add_autodiff_options(CLI::App* cmd, AutodiffOptions& o) {
   cmd->add_option("--names", o.names, "names for the name policies, e.g. a,b")->delimiter(',');
   cmd->add_option("--offload-names", o.offload_names, "names the offload policies move to the host")
       ->delimiter(',');
+  cmd->add_option("--budget", o.budget,
+                  "checkpoint with memory_budget: save what fits this peak, e.g. 24MiB "
+                  "(docs/auto-remat.md)");
 }
 
 void add_backend_option(CLI::App* cmd, std::string& backend) {
@@ -155,17 +161,21 @@ Runner add_lower_command(CLI::App& app) {
   struct State {
     Source src;
     std::string emit = "mlir";
+    std::string target = "cpu";
   };
   auto s = std::make_shared<State>();
   auto* cmd = add_command(app, "lower",
                           "the program compiled through MLIR: the module after lowering, after "
-                          "the pass pipeline, or as LLVM IR",
+                          "the pass pipeline, or as LLVM IR; or its GPU kernels as PTX",
                           "cjax lower --example tutorial/f --emit mlir | mlir-opt-19");
   add_source_options(cmd, s->src);
+  cmd->add_option("--target", s->target, "cpu (the default) or cuda (NVIDIA GPUs, sm_90)")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
   cmd->add_option("--emit", s->emit,
-                  "mlir (tensors and linalg, as lowered), lowered (the LLVM dialect) or llvm (IR)")
-      ->check(CLI::IsMember({"mlir", "lowered", "llvm"}));
-  return [s] { return print_lowered(s->src, s->emit, std::cout, std::cerr); };
+                  "mlir (tensors and linalg, as lowered; for cuda: the kernels in the NVVM "
+                  "dialect), lowered (the LLVM dialect), llvm (IR) or ptx (cuda only)")
+      ->check(CLI::IsMember({"mlir", "lowered", "llvm", "ptx"}));
+  return [s] { return print_lowered(s->src, s->target, s->emit, std::cout, std::cerr); };
 }
 
 Runner add_bench_command(CLI::App& app) {
@@ -190,6 +200,30 @@ Runner add_bench_command(CLI::App& app) {
   return [s] { return print_bench(s->opts, s->bench, std::cout, std::cerr); };
 }
 
+Runner add_memory_command(CLI::App& app) {
+  struct State {
+    AutodiffOptions opts;
+    MemoryOptions mem;
+  };
+  auto s = std::make_shared<State>();
+  auto* cmd = add_command(app, "memory",
+                          "residual bytes, peak bytes and recomputed FLOPs of the training step "
+                          "under every policy and memory budgets",
+                          "cjax memory --example block/mlp --budgets 90MiB,95MiB");
+  add_source_options(cmd, s->opts.src);
+  cmd->add_option("--names", s->opts.names, "add the name policies, with these names")
+      ->delimiter(',');
+  cmd->add_option("--budgets", s->mem.budgets,
+                  "memory_budget rows at these peaks (default: three on the trade-off curve)")
+      ->delimiter(',');
+  cmd->add_flag("--json", s->mem.json, "print the table as JSON");
+  cmd->add_flag("--timing", s->mem.timing, "also print how long each budget took to solve");
+  cmd->add_option("--plot", s->mem.plot,
+                  "also draw live bytes over the step per policy and peak vs recomputed FLOPs "
+                  "into this SVG file");
+  return [s] { return print_memory(s->opts, s->mem, std::cout, std::cerr); };
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -199,6 +233,13 @@ int main(int argc, char** argv) {
       "2 usage error, 3 internal error (docs/cli.md).");
   app.set_version_flag("--version", "cjax " CJAX_VERSION);
   app.require_subcommand(1);
+  // --verbose is the app's, and fallthrough (inherited by the subcommands declared below) lets it
+  // follow the subcommand too: `cjax grad -e f --verbose`.
+  bool verbose = false;
+  app.add_flag("--verbose,-v", verbose,
+               "on an error, also print its detail: the error type, the input line with a caret, "
+               "the program");
+  app.fallthrough();
 
   std::map<CLI::App*, Runner> runners;
   auto add = [&](Runner (*declare)(CLI::App&)) {
@@ -213,6 +254,7 @@ int main(int argc, char** argv) {
   add(add_run_command);
   add(add_lower_command);
   add(add_bench_command);
+  add(add_memory_command);
 
   try {
     app.parse(argc, argv);
@@ -220,5 +262,7 @@ int main(int argc, char** argv) {
     int code = app.exit(e);
     return code == 0 ? kOk : kUsage;
   }
-  return runners.at(app.get_subcommands().front())();
+  set_verbose_errors(verbose);
+  CLI::App* cmd = app.get_subcommands().front();
+  return guarded(std::cerr, cmd->get_name(), runners.at(cmd));  // nothing escapes to terminate()
 }

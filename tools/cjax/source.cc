@@ -12,6 +12,7 @@
 #include "ir/parse/parser.h"
 #include "ir/rules/verify.h"
 #include "plugin/loader.h"
+#include "tools/cjax/error_report.h"
 #include "tools/cjax/exit_codes.h"
 
 namespace cjax::cli {
@@ -46,12 +47,20 @@ std::string describe(const Source& src) {
 
 Jaxpr load_jaxpr(const Source& src) {
   check_source(src);
-  if (!src.example.empty()) return examples::get(src.example).make_jaxpr();
-  if (!src.plugin.empty())
-    return plugin::find_function(plugin::load_plugin(src.plugin), src.function).make_jaxpr();
-  std::string text = read_input_file(src.file);
-  Jaxpr j = looks_like_jaxpr_json(text) ? *jaxpr_from_json(text) : *parse_jaxpr(text);
-  verify(j);
+  Jaxpr j;
+  if (!src.example.empty()) {
+    j = examples::get(src.example).make_jaxpr();
+  } else if (!src.plugin.empty()) {
+    j = plugin::find_function(plugin::load_plugin(src.plugin), src.function).make_jaxpr();
+  } else {
+    std::string text = read_input_file(src.file);
+    note_input_text(text);  // for --verbose: a parse error's line with a caret
+    j = looks_like_jaxpr_json(text) ? *jaxpr_from_json(text) : *parse_jaxpr(text);
+    note_program(j);
+    verify(j);
+    return j;
+  }
+  note_program(j);  // for --verbose: what a later error was working on
   return j;
 }
 
@@ -61,18 +70,10 @@ std::vector<runtime::Buffer> default_inputs(const Source& src) {
 }
 
 int guarded(std::ostream& err, const std::string& context, const std::function<int()>& body) {
-  auto fail = [&](ExitCode code, const char* what) {
-    err << "cjax: " << context << ": " << what << "\n";
-    return code;
-  };
   try {
     return body();
-  } catch (const UsageError& e) {
-    return fail(kUsage, e.what());
-  } catch (const Error& e) {  // bad input, or input that asks for what cjax does not support
-    return fail(kUserError, e.what());
-  } catch (const std::exception& e) {
-    return fail(kInternal, fmt::format("internal error (please report it): {}", e.what()).c_str());
+  } catch (...) {
+    return report_current_exception(err, context);
   }
 }
 

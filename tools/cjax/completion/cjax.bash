@@ -6,18 +6,18 @@ _cjax() {
   local cur prev cmd i
   cur=${COMP_WORDS[COMP_CWORD]}
   prev=${COMP_WORDS[COMP_CWORD-1]}
-  local commands="examples jaxpr residuals fwd-bwd grad run lower bench"
+  local commands="examples jaxpr residuals fwd-bwd grad run lower bench memory"
   cmd=""
   for ((i = 1; i < COMP_CWORD; i++)); do
     case " $commands " in *" ${COMP_WORDS[i]} "*) cmd=${COMP_WORDS[i]}; break ;; esac
   done
   if [[ -z $cmd ]]; then
-    COMPREPLY=($(compgen -W "$commands --help --version" -- "$cur"))
+    COMPREPLY=($(compgen -W "$commands --help --version --verbose" -- "$cur"))
     return
   fi
 
   local source_opts="--example -e --plugin -p --function -f --help"
-  local autodiff_opts="$source_opts --arg-names --policy --names --offload-names"
+  local autodiff_opts="$source_opts --arg-names --policy --names --offload-names --budget"
   local input_opts="--inputs --seed --out -o"
   case $prev in
     --example | -e)
@@ -44,7 +44,8 @@ _cjax() {
     --only) COMPREPLY=($(compgen -W "fwd bwd" -- "$cur")); return ;;
     --color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return ;;
     --backend) COMPREPLY=($(compgen -W "cpu interpreter" -- "$cur")); return ;;
-    --emit) COMPREPLY=($(compgen -W "mlir lowered llvm" -- "$cur")); return ;;
+    --emit) COMPREPLY=($(compgen -W "mlir lowered llvm ptx" -- "$cur")); return ;;
+    --target) COMPREPLY=($(compgen -W "cpu cuda" -- "$cur")); return ;;
   esac
 
   local opts
@@ -55,11 +56,12 @@ _cjax() {
     fwd-bwd) opts="$autodiff_opts --layout --only" ;;
     grad) opts="$autodiff_opts $input_opts --backend" ;;
     run) opts="$source_opts $input_opts --backend" ;;
-    lower) opts="$source_opts --emit" ;;
+    lower) opts="$source_opts --target --emit" ;;
     bench) opts="$autodiff_opts --wrt --repetitions -r --warmup --json" ;;
+    memory) opts="$source_opts --names --budgets --json --timing --plot" ;;
   esac
   if [[ $cur == -* ]]; then
-    COMPREPLY=($(compgen -W "$opts" -- "$cur"))
+    COMPREPLY=($(compgen -W "$opts --verbose" -- "$cur"))  # --verbose: the app's, after the command too
   else  # jaxpr files
     COMPREPLY=($(compgen -f -- "$cur"))
   fi

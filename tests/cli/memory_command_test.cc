@@ -1,0 +1,102 @@
+// `cjax memory` and `--budget`: the table, the budget's save set, and an impossible budget (the
+// error catalogue's "impossible memory budget" class, docs/errors.md).
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include "ir/errors.h"
+#include "passes/memory/budget.h"
+#include "tests/cli/run_cli.h"
+
+using cli_test::run_cli;
+
+namespace {
+
+// The SVG driver writes text as character references (`&#x30;`): decode them.
+std::string decode_entities(const std::string& s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s.compare(i, 3, "&#x") == 0) {
+      const size_t end = s.find(';', i);
+      if (end != std::string::npos) {
+        out += static_cast<char>(std::stoi(s.substr(i + 3, end - i - 3), nullptr, 16));
+        i = end;
+        continue;
+      }
+    }
+    out += s[i];
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("cjax memory tabulates every policy and three budgets") {
+  auto r = run_cli("memory --example tutorial/loss --json");
+  REQUIRE(r.code == 0);
+  const auto rows = nlohmann::json::parse(r.out);
+  REQUIRE(rows.size() == 8);  // no checkpoint, four policies, three budgets
+  CHECK(rows[0]["policy"] == "(no checkpoint)");
+  CHECK(rows[0]["peak_bytes"] == 552);
+  CHECK(rows[0]["recompute_flops"] == 0);
+  CHECK(rows[2]["policy"] == "nothing_saveable");
+  CHECK(rows[2]["residual_bytes"] == 0);
+  // The budget rows: the smallest peak, the middle of the curve and the cheapest end; at the
+  // same peak as dots_saveable (520 B) the budget recomputes less.
+  CHECK(rows[5]["peak_bytes"] == 472);
+  CHECK(rows[6]["peak_bytes"] == 520);
+  CHECK(rows[6]["recompute_flops"] == 16);
+  CHECK(rows[3]["peak_bytes"] == 520);
+  CHECK(rows[3]["recompute_flops"] == 24);
+  CHECK(rows[7]["recompute_flops"] == 0);
+  CHECK(run_cli("memory -e tutorial/loss --budgets 500B").out.find("memory_budget(500 B)") !=
+        std::string::npos);
+  CHECK(run_cli("memory -e tutorial/loss --policy nothing_saveable").code == 2);  // not an option
+}
+
+TEST_CASE("cjax memory --plot draws the live bytes and the trade-off as SVG") {
+  const std::string path = std::string(CJAX_BINARY_DIR) + "/memory_plot_test.svg";
+  std::remove(path.c_str());
+  auto r = run_cli("memory --example tutorial/loss --plot " + path);
+  REQUIRE(r.code == 0);
+  const std::string svg = decode_entities(cli_test::slurp(path));
+  CHECK(svg.find("<svg") != std::string::npos);
+  CHECK(svg.find("</svg>") != std::string::npos);
+  // The title, the boundary's label, a legend entry per row and both panels' axis labels.
+  for (const char* text : {"example tutorial/loss: bytes live", "backward starts",
+                           "nothing_saveable", "memory_budget(520 B)",
+                           "peak memory vs recomputation", "recomputed in the backward program"})
+    CHECK(svg.find(text) != std::string::npos);
+  size_t lines = 0;
+  for (size_t at = svg.find("<polyline"); at != std::string::npos;
+       at = svg.find("<polyline", at + 1))
+    ++lines;
+  CHECK(lines > 8);  // one per row at least, besides the axes
+  auto bad = run_cli("memory --example tutorial/loss --plot /no/such/dir/x.svg");
+  CHECK(bad.code == 2);
+  CHECK(bad.err == "cjax: example tutorial/loss: --plot: cannot write '/no/such/dir/x.svg'\n");
+}
+
+TEST_CASE("--budget picks the save set that fits") {
+  auto r = run_cli("residuals --example tutorial/f --budget 870B");
+  REQUIRE(r.code == 0);
+  CHECK(r.out ==
+        "f32[5,4] from the argument W1\n"
+        "f32[6,5] from the argument W2\n"
+        "f32[7,6] from the argument W3\n"
+        "f32[4] from the argument x\n"
+        "f32[6] output of dot_general from examples/tutorial.cc:17:20 (g)\n");
+  CHECK(run_cli("residuals -e tutorial/f --budget 870B --policy dots_saveable").code == 2);
+  CHECK(run_cli("residuals -e tutorial/f --budget lots").code == 2);
+}
+
+TEST_CASE("errors: an impossible memory budget states the smallest feasible peak") {
+  const std::string message =
+      "memory_budget: no save set fits a peak of 800 B (800 bytes); the smallest feasible peak "
+      "is 844 B (844 bytes)";
+  auto r = run_cli("residuals --example tutorial/f --budget 800B");
+  CHECK(r.code == 1);
+  CHECK(r.out.empty());
+  CHECK(r.err == "cjax: example tutorial/f: " + message + "\n");
+  CHECK(run_cli("fwd-bwd --example tutorial/f --budget 800").code == 1);
+}

@@ -1,0 +1,58 @@
+// Running a training step (a vjp's forward program, then its backward program) on the reference
+// interpreter or on compiled code, and measuring the peak bytes the tracking allocator saw, the
+// way the memory model (passes/memory/memory_model.h) describes the step.
+#pragma once
+
+#include <algorithm>
+#include <vector>
+
+#include "compiler/lower/executable.h"
+#include "ir/jaxpr.h"
+#include "runtime/buffer.h"
+#include "runtime/interpreter.h"
+
+namespace cjax::memory::testing {
+
+// Bytes at the peak of the step, counted from before the arguments were allocated.
+inline size_t measured_interpreter_peak(const Jaxpr& fwd, const Jaxpr& bwd, size_t num_residuals) {
+  const size_t base = runtime::memory_stats().live_bytes;
+  runtime::reset_peak_bytes();
+  {
+    std::vector<runtime::Buffer> args;
+    for (const Var& v : fwd.invars) args.push_back(runtime::Buffer::full(v.aval(), 0.5));
+    std::vector<runtime::Buffer> outs = runtime::eval_jaxpr(fwd, args);
+    const size_t n_primal = outs.size() - num_residuals;
+    std::vector<runtime::Buffer> bwd_in(outs.begin() + static_cast<ptrdiff_t>(n_primal),
+                                        outs.end());
+    outs.resize(n_primal);
+    for (size_t i = bwd_in.size(); i < bwd.invars.size(); ++i)
+      bwd_in.push_back(runtime::Buffer::full(bwd.invars[i].aval(), 1.0));
+    std::vector<runtime::Buffer> grads = runtime::eval_jaxpr(bwd, bwd_in);
+  }
+  return runtime::memory_stats().peak_bytes - base;
+}
+
+// The same step through compiled forward and backward executables; the second of two steps
+// (the first also allocates what the compiled code keeps for later calls).
+inline size_t measured_compiled_peak(const Jaxpr& fwd, const Jaxpr& bwd, size_t num_residuals) {
+  auto f = lower::compile(fwd, "forward");
+  auto b = lower::compile(bwd, "backward");
+  size_t base = 0;
+  for (int step = 0; step < 2; ++step) {
+    base = runtime::memory_stats().live_bytes;
+    runtime::reset_peak_bytes();
+    std::vector<runtime::Buffer> args;
+    for (const Var& v : fwd.invars) args.push_back(runtime::Buffer::full(v.aval(), 0.5));
+    std::vector<runtime::Buffer> outs = f->run(args);
+    const size_t n_primal = outs.size() - num_residuals;
+    std::vector<runtime::Buffer> bwd_in(outs.begin() + static_cast<ptrdiff_t>(n_primal),
+                                        outs.end());
+    outs.resize(n_primal);
+    for (size_t i = bwd_in.size(); i < bwd.invars.size(); ++i)
+      bwd_in.push_back(runtime::Buffer::full(bwd.invars[i].aval(), 1.0));
+    std::vector<runtime::Buffer> grads = b->run(bwd_in);
+  }
+  return runtime::memory_stats().peak_bytes - base;
+}
+
+}  // namespace cjax::memory::testing

@@ -1,0 +1,132 @@
+#include "tools/cjax/memory_command.h"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "ir/errors.h"
+#include "passes/memory/budget.h"
+#include "passes/memory/memory_model.h"
+#include "passes/policies.h"
+#include "passes/remat.h"
+#include "passes/vjp.h"
+#include "tools/cjax/exit_codes.h"
+#include "tools/cjax/memory_plot.h"
+#include "tools/cjax/source.h"
+
+namespace cjax::cli {
+namespace {
+
+struct Row {
+  std::string policy;
+  memory::StepModel model;
+  double solve_ms = -1;  // budget rows
+  bool exact = false;
+};
+
+// The policies that need no names (the name policies join when --names is given). Offloading is
+// left out: the model has one memory kind.
+std::vector<std::string> table_policies(const AutodiffOptions& o) {
+  std::vector<std::string> p = {"everything_saveable", "nothing_saveable", "dots_saveable",
+                                "dots_with_no_batch_dims_saveable"};
+  if (!o.names.empty())
+    for (const char* n :
+         {"save_anything_except_these_names", "save_any_names_but_these", "save_only_these_names"})
+      p.emplace_back(n);
+  return p;
+}
+
+std::string flops(double f) {
+  if (f < 1e4) return fmt::format("{:.0f}", f);
+  if (f < 1e7) return fmt::format("{:.1f} K", f / 1e3);
+  if (f < 1e10) return fmt::format("{:.1f} M", f / 1e6);
+  return fmt::format("{:.1f} G", f / 1e9);
+}
+
+}  // namespace
+
+int print_memory(const AutodiffOptions& opts, const MemoryOptions& mem, std::ostream& out,
+                 std::ostream& err) {
+  return guarded(err, describe(opts.src), [&] {
+    if (!opts.policy.empty() || !opts.budget.empty())
+      throw UsageError("memory compares every policy: --policy and --budget do not apply");
+    AutodiffOptions plain = opts;
+    const Jaxpr j = prepare_program(plain).jaxpr;
+    std::vector<Row> rows;
+    rows.push_back({"(no checkpoint)", memory::model_vjp(j)});
+    for (const std::string& name : table_policies(opts))
+      rows.push_back({name, memory::model_vjp(checkpoint_jaxpr(
+                                j, policies::by_name(name, opts.names, opts.offload_names)))});
+
+    std::vector<size_t> budgets;
+    for (const std::string& b : mem.budgets) budgets.push_back(memory::parse_bytes(b));
+    std::vector<memory::BudgetSolution> front;
+    if (budgets.empty() || !mem.plot.empty()) {
+      memory::PlanProblem p = memory::plan_problem(j);
+      front = memory::pareto_frontier(p.body, p.in_unknown);
+    }
+    if (budgets.empty()) {  // the ends and the middle of the trade-off curve
+      if (!front.empty()) {
+        budgets.push_back(front.front().model.peak_bytes);
+        if (front.size() > 2) budgets.push_back(front[front.size() / 2].model.peak_bytes);
+        if (front.size() > 1) budgets.push_back(front.back().model.peak_bytes);
+      }
+    }
+    for (size_t b : budgets) {
+      PolicyRef policy = policies::memory_budget(b);
+      Row r{fmt::format("memory_budget({})", memory::format_bytes(b)),
+            memory::model_vjp(checkpoint_jaxpr(j, policy))};
+      if (const memory::BudgetSolution* s = memory::last_solution(policy)) {
+        r.solve_ms = s->solve_ms;
+        r.exact = s->exact;
+      }
+      rows.push_back(std::move(r));
+    }
+
+    if (!mem.plot.empty()) {
+      std::vector<PlotSeries> series;
+      for (const Row& r : rows)
+        series.push_back({r.policy, r.model.live, r.model.boundary, r.model.peak_bytes,
+                          r.model.recompute_flops});
+      std::vector<FrontierPoint> curve;
+      for (const memory::BudgetSolution& f : front)
+        curve.push_back({f.model.recompute_flops, f.model.peak_bytes});
+      write_memory_plot(mem.plot, describe(opts.src), series, curve);
+    }
+
+    if (mem.json) {
+      nlohmann::json doc = nlohmann::json::array();
+      for (const Row& r : rows) {
+        nlohmann::json row = {{"policy", r.policy},
+                              {"residual_bytes", r.model.residual_bytes},
+                              {"peak_bytes", r.model.peak_bytes},
+                              {"recompute_flops", r.model.recompute_flops},
+                              {"argument_bytes", r.model.argument_bytes}};
+        if (r.solve_ms >= 0) {
+          row["exact"] = r.exact;
+          if (mem.timing) row["solve_ms"] = r.solve_ms;
+        }
+        doc.push_back(row);
+      }
+      out << doc.dump(2) << "\n";
+      return kOk;
+    }
+    size_t width = 6;
+    for (const Row& r : rows) width = std::max(width, r.policy.size());
+    out << fmt::format("{:<{}}  {:>10}  {:>10}  {:>15}{}\n", "policy", width, "residuals", "peak",
+                       "recompute FLOPs", mem.timing ? "  solve" : "");
+    for (const Row& r : rows) {
+      out << fmt::format("{:<{}}  {:>10}  {:>10}  {:>15}", r.policy, width,
+                         memory::format_bytes(r.model.residual_bytes),
+                         memory::format_bytes(r.model.peak_bytes), flops(r.model.recompute_flops));
+      if (mem.timing && r.solve_ms >= 0)
+        out << fmt::format("  {:.1f} ms{}", r.solve_ms, r.exact ? "" : " (greedy)");
+      out << "\n";
+    }
+    out << fmt::format("arguments: {} (in every peak)\n",
+                       memory::format_bytes(rows.front().model.argument_bytes));
+    return kOk;
+  });
+}
+
+}  // namespace cjax::cli
