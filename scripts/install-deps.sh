@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake ninja-build ccache git clang-format
+  build-essential cmake ninja-build ccache git clang-format pkg-config
   libfmt-dev catch2 libcli11-dev nlohmann-json3-dev libopenblas-dev libbenchmark-dev
   llvm-19-dev libmlir-19-dev mlir-19-tools
   clang-19 libclang-rt-19-dev valgrind  # fuzz/ (libFuzzer) and scripts/leak-check.sh --valgrind
