@@ -8,7 +8,9 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <vector>
 
+#include "ir/jaxpr.h"
 #include "runtime/buffer.h"
 
 namespace cjax::test {
@@ -29,6 +31,15 @@ inline runtime::Buffer random_buffer(const ShapedArray& a, std::mt19937& rng, do
                 one.data(), itemsize(a.dtype));
   }
   return b;
+}
+
+// Random arguments for every input of `j` (see random_buffer), reproducible from `seed`.
+inline std::vector<runtime::Buffer> random_inputs(const Jaxpr& j, double lo, double hi,
+                                                  unsigned seed) {
+  std::mt19937 rng(seed);
+  std::vector<runtime::Buffer> out;
+  for (const ShapedArray& a : j.in_avals()) out.push_back(random_buffer(a, rng, lo, hi));
+  return out;
 }
 
 inline void require_close(const runtime::Buffer& got, const runtime::Buffer& want) {

@@ -18,13 +18,6 @@
 namespace cjax {
 namespace {
 
-std::vector<runtime::Buffer> random_inputs(const Jaxpr& j, double lo, double hi, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::vector<runtime::Buffer> out;
-  for (const ShapedArray& a : j.in_avals()) out.push_back(test::random_buffer(a, rng, lo, hi));
-  return out;
-}
-
 // Compiles `j`, runs it on `in` and compares with the interpreter; returns the compiled outputs.
 std::vector<runtime::Buffer> check_matches(const Jaxpr& j, std::span<const runtime::Buffer> in,
                                            const std::string& what,
@@ -91,7 +84,7 @@ void check_native(const Jaxpr& j, const lower::Executable& exe, const std::strin
 
 void check_text(const std::string& text, double lo = -2.0, double hi = 2.0, unsigned seed = 7) {
   JaxprRef j = parse_jaxpr(text);
-  auto in = random_inputs(*j, lo, hi, seed);
+  auto in = test::random_inputs(*j, lo, hi, seed);
   std::shared_ptr<const lower::Executable> exe;
   check_matches(*j, in, text, &exe);
   check_native(*j, *exe, text);
@@ -166,7 +159,7 @@ TEST_CASE("scans: reversed, empty, several carries and ys, consts, f64, unroll",
   // The same program gives different results forward and reversed (the test can fail).
   JaxprRef fwd = parse_jaxpr(with("False", "1"));
   JaxprRef rev = parse_jaxpr(with("True", "1"));
-  auto in = random_inputs(*fwd, -2, 2, 3);
+  auto in = test::random_inputs(*fwd, -2, 2, 3);
   CHECK(lower::compile(*fwd)->run(in)[0].to_doubles() !=
         lower::compile(*rev)->run(in)[0].to_doubles());
 
@@ -219,7 +212,7 @@ TEST_CASE("a traced reverse scan with a pytree carry, and its gradient", "[contr
   REQUIRE(loop);
   CHECK(loop->params.get_int("num_carry") == 2);
   CHECK(loop->params.get_bool("reverse"));
-  auto in = random_inputs(j, -1, 1, 11);
+  auto in = test::random_inputs(j, -1, 1, 11);
   std::shared_ptr<const lower::Executable> exe;
   check_matches(j, in, "pytree carry", &exe);
   check_native(j, *exe, "pytree carry");
@@ -358,7 +351,7 @@ TEST_CASE("a scan whose body the back end cannot compile runs the interpreter's 
       "  in (c,) }";
   JaxprRef j = parse_jaxpr(text);
   std::shared_ptr<const lower::Executable> exe;
-  check_matches(*j, random_inputs(*j, -2, 2, 9), "f16 body", &exe);
+  check_matches(*j, test::random_inputs(*j, -2, 2, 9), "f16 body", &exe);
   REQUIRE(exe->compile_stats().runtime_calls.size() == 1);
   CHECK(exe->compile_stats().runtime_calls[0] == "scan via the interpreter's kernel");
 }

@@ -15,17 +15,10 @@
 namespace cjax {
 namespace {
 
-std::vector<runtime::Buffer> random_inputs(const Jaxpr& j, double lo, double hi, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::vector<runtime::Buffer> out;
-  for (const ShapedArray& a : j.in_avals()) out.push_back(test::random_buffer(a, rng, lo, hi));
-  return out;
-}
-
 void check(const std::string& text, double lo = -2.0, double hi = 2.0) {
   INFO(text);
   JaxprRef j = parse_jaxpr(text);
-  auto in = random_inputs(*j, lo, hi, 7);
+  auto in = test::random_inputs(*j, lo, hi, 7);
   auto exe = lower::compile(*j, "test");
   auto got = exe->run(in);
   auto want = runtime::eval_jaxpr(*j, in);
@@ -216,7 +209,7 @@ TEST_CASE("an error inside a runtime call is rethrown after the compiled call re
       "2:i32[] "
       "in (c,) }");
   auto exe = lower::compile(*j, "t");
-  REQUIRE(exe->run(random_inputs(*j, 0.1, 1, 1)).size() == 1);
+  REQUIRE(exe->run(test::random_inputs(*j, 0.1, 1, 1)).size() == 1);
 }
 
 TEST_CASE("run reports the outputs' bytes and the peak bytes of the call") {
@@ -226,7 +219,7 @@ TEST_CASE("run reports the outputs' bytes and the peak bytes of the call") {
       "[0]), ([], [])) preferred_element_type=float32] a b; d:f32[256,256] = tanh c; e:f32[] = "
       "reduce_sum[axes=(0, 1)] d in (e,) }");
   auto exe = lower::compile(*j, "t");
-  auto in = random_inputs(*j, -1, 1, 3);
+  auto in = test::random_inputs(*j, -1, 1, 3);
   lower::RunStats stats;
   exe->run(in, &stats);
   CHECK(stats.output_bytes == 4);

@@ -33,13 +33,6 @@ Jaxpr tanh_chain(int depth) {
   return make_jaxpr(loss)(ws, bs, jnp::zeros({4, 16}));
 }
 
-std::vector<runtime::Buffer> random_args(const Jaxpr& j, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::vector<runtime::Buffer> in;
-  for (const Var& v : j.invars) in.push_back(test::random_buffer(v.aval(), rng, -0.5, 0.5));
-  return in;
-}
-
 void require_all_close(const std::vector<runtime::Buffer>& got,
                        const std::vector<runtime::Buffer>& want) {
   REQUIRE(got.size() == want.size());
@@ -65,7 +58,7 @@ TEST_CASE("a deep chain's layers share compiled functions: their number does not
     if (depth == 20) functions_at_20 = functions;
     if (depth == 60) CHECK(functions == functions_at_20);
 
-    const auto in = random_args(j, 7);
+    const auto in = test::random_inputs(j, -0.5, 0.5, 7);
     auto f = fwd->run(in);
     require_all_close(f, runtime::eval_jaxpr(p.fwd, in));
     std::vector<runtime::Buffer> b_in(f.begin() + 1, f.end());
@@ -90,7 +83,7 @@ TEST_CASE("repeated layers or a long program are cut into segments; others compi
   // The same program past the size limit: cut at the dot.
   auto cut = lower::compile(*j, "t", {.max_whole_eqns = 2});
   CHECK(cut->compile_stats().steps == 2);
-  const auto in = random_args(*j, 11);
+  const auto in = test::random_inputs(*j, -0.5, 0.5, 11);
   require_all_close(cut->run(in), whole->run(in));
 }
 
@@ -100,7 +93,7 @@ TEST_CASE("inputs, literals and repeated values come back from a segmented progr
       "e:f32[3] = cos d in (a, c, d, e, e, 1.0:f32[], c) }");
   auto exe = lower::compile(*j, "t", {.max_whole_eqns = 0, .max_segment_eqns = 1});
   CHECK(exe->compile_stats().steps == 4);  // three eqns and the literal
-  const auto in = random_args(*j, 3);
+  const auto in = test::random_inputs(*j, -0.5, 0.5, 3);
   lower::RunStats stats;
   auto out = exe->run(in, &stats);
   require_all_close(out, runtime::eval_jaxpr(*j, in));
@@ -117,7 +110,7 @@ TEST_CASE("a segmented run frees each intermediate after its last reader") {
   auto exe = lower::compile(*j, "t", {.max_whole_eqns = 0, .max_segment_eqns = 1});
   CHECK(exe->compile_stats().steps == 10);
   CHECK(exe->compile_stats().functions == 1);  // ten equal segments
-  const auto in = random_args(*j, 5);
+  const auto in = test::random_inputs(*j, -0.5, 0.5, 5);
   lower::RunStats stats;
   const auto out = exe->run(in, &stats);
   require_all_close(out, runtime::eval_jaxpr(*j, in));
