@@ -77,7 +77,7 @@ TEST_CASE("cjax memory --plot draws the live bytes and the trade-off as SVG") {
   CHECK(bad.err == "cjax: example tutorial/loss: --plot: cannot write '/no/such/dir/x.svg'\n");
 }
 
-TEST_CASE("--budget picks the save set that fits") {
+TEST_CASE("cjax residuals --budget picks the save set that fits") {
   auto r = run_cli("residuals --example tutorial/f --budget 870B");
   REQUIRE(r.code == 0);
   CHECK(r.out ==

@@ -46,7 +46,7 @@ const char* const kBadText =
 
 }  // namespace
 
-TEST_CASE("--verbose: a parse error shows its type and the input line with a caret") {
+TEST_CASE("cjax --verbose: a parse error shows its type and the input line with a caret") {
   std::vector<std::string> v = both_forms("jaxpr -", kBadText, 1);
   CHECK(v ==
         std::vector<std::string>{"cjax: <stdin>: 3:10: expected a variable or a literal, got '}'",
@@ -58,7 +58,7 @@ TEST_CASE("--verbose: a parse error shows its type and the input line with a car
   CHECK(lines_of(early.err) == v);
 }
 
-TEST_CASE("--verbose: the caret points into JSON too, and keeps tabs") {
+TEST_CASE("cjax --verbose: the caret points into JSON too, and keeps tabs") {
   std::vector<std::string> v = both_forms("jaxpr -", "{\"format\":\n\t]", 1);
   CHECK(v[1] == "  error type: cjax::ParseError");
   REQUIRE(v.size() == 5);
@@ -67,7 +67,7 @@ TEST_CASE("--verbose: the caret points into JSON too, and keeps tabs") {
   CHECK(v[4] == "    \t^");
 }
 
-TEST_CASE("--verbose: an unsupported primitive shows the program it was in") {
+TEST_CASE("cjax --verbose: an unsupported primitive shows the program it was in") {
   std::string text =
       "{ lambda ; a:f32[3]. let\n"
       "    b:f32[3] = my_op[k=1] a\n"
@@ -86,7 +86,7 @@ TEST_CASE("--verbose: an unsupported primitive shows the program it was in") {
   CHECK(program == text + std::string("\n"));
 }
 
-TEST_CASE("--verbose: usage errors keep exit code 2 and say so") {
+TEST_CASE("cjax --verbose: usage errors keep exit code 2 and say so") {
   std::vector<std::string> v = both_forms("residuals --example tutorial/f --policy bogus", "", 2);
   CHECK(v[0].rfind("cjax: example tutorial/f: unknown policy 'bogus'", 0) == 0);
   CHECK(v[1] == "  error type: cjax::UsageError");
@@ -98,7 +98,7 @@ TEST_CASE("--verbose: usage errors keep exit code 2 and say so") {
                                       "  error type: cjax::UsageError"});
 }
 
-TEST_CASE("--verbose: a long program is cut after 40 lines") {
+TEST_CASE("cjax --verbose: a long program is cut after 40 lines") {
   std::vector<std::string> v =
       both_forms("residuals --example tutorial/recursive16 --policy bogus", "", 2);
   // The one line, the type, "the program:", 40 lines of it, and how many were left out.
@@ -109,7 +109,7 @@ TEST_CASE("--verbose: a long program is cut after 40 lines") {
   CHECK(v.back() == "    ... (" + std::to_string(total - 40) + " more lines)");
 }
 
-TEST_CASE("--verbose changes nothing when the command succeeds") {
+TEST_CASE("cjax --verbose changes nothing when the command succeeds") {
   auto plain = run_cli("jaxpr --example tutorial/sin_sin");
   auto verbose = run_cli("jaxpr --example tutorial/sin_sin --verbose");
   CHECK(plain.code == 0);
@@ -118,7 +118,7 @@ TEST_CASE("--verbose changes nothing when the command succeeds") {
   CHECK(verbose.err.empty());
 }
 
-TEST_CASE("--verbose: errors of the option parser are unchanged") {
+TEST_CASE("cjax --verbose: errors of the option parser are unchanged") {
   auto r = run_cli("grad --example tutorial/f --bogus --verbose");
   CHECK(r.code == 2);
   CHECK(r.out.empty());
