@@ -272,7 +272,15 @@ void JaxprParser::parse_eqn(Scope& scope, Jaxpr& jaxpr) {
   Token prim = lex.next();
   if (!prim.is_ident()) fail_expected(prim, "a primitive name after '='");
   d.prim_name = std::string(prim.text);
-  if (lex.peek_char() == '[') d.params = parse_params(prim.text);
+  if (lex.peek_char() == '[') {
+    std::vector<ShapedArray> call_outs;
+    for (const char* c : {"jit", "pjit", "closed_call", "core_call"})
+      if (prim.text == c)
+        for (const auto& o : d.outs) call_outs.push_back(o.aval);
+    call_out_types_.push_back(std::move(call_outs));
+    d.params = parse_params(prim.text);
+    call_out_types_.pop_back();
+  }
   // It would print as a bare name, indistinguishable from an operand of the eqn before it.
   if (d.outs.empty() && d.params.empty())
     fail(prim.offset, fmt::format("equation '{}' has neither outputs nor params", prim.text));
@@ -423,9 +431,28 @@ void JaxprParser::parse_outvars(Scope& scope, Jaxpr& jaxpr) {
   }
   size_t k = underscore_reads.size();
   bool enough = scope.underscores.size() >= k;
+  // In a call's body, the outputs are typed by the call's: each `_` read takes the first output
+  // written `_` of its type not taken yet (which of two equal-typed ones it takes is not
+  // observable: the call's output there is unused).
+  const std::vector<ShapedArray>* types =
+      call_out_types_.empty() || call_out_types_.back().size() != jaxpr.outvars.size()
+          ? nullptr
+          : &call_out_types_.back();
+  std::vector<bool> taken(scope.underscores.size(), false);
   for (size_t i = 0; i < k; ++i) {
     auto [index, offset] = underscore_reads[i];
-    jaxpr.outvars[index] = read_underscore(scope, offset, enough ? k - 1 - i : 0);
+    size_t from_end = enough ? k - 1 - i : 0;
+    if (types) {
+      const ShapedArray& want = (*types)[index];
+      for (size_t c = 0; c < scope.underscores.size(); ++c) {
+        auto [eqn, output] = scope.underscores[c];
+        if (taken[c] || !jaxpr.eqns[eqn].outputs[output].aval().same_type(want)) continue;
+        from_end = scope.underscores.size() - 1 - c;
+        break;
+      }
+    }
+    if (from_end < taken.size()) taken[taken.size() - 1 - from_end] = true;
+    jaxpr.outvars[index] = read_underscore(scope, offset, from_end);
   }
 }
 

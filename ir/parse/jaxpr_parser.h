@@ -143,6 +143,10 @@ class JaxprParser {
   void check_one_line(std::string_view prim, std::string_view key, size_t start,
                       std::string_view text) const;
 
+  // The output types of the call eqns (jit, pjit, ...) whose params are being read, innermost
+  // last, empty for other eqns: a call body reading `_` (see Scope::underscores) takes the
+  // output written `_` whose type is that of the call's output at the same position.
+  std::vector<std::vector<ShapedArray>> call_out_types_;
   std::vector<Shared> shared_;
   std::unordered_map<std::string, size_t> shared_index_;  // name -> index in shared_
   int depth_ = 0;
