@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "ir/errors.h"
+#include "ir/liveness.h"
 #include "runtime/dtype_dispatch.h"
 #include "runtime/kernel_table.h"
 #include "runtime/scalar_convert.h"
@@ -51,13 +52,7 @@ std::vector<Buffer> eval_impl(const Jaxpr& jaxpr, std::span<const Buffer> consts
 
   // Each variable is dropped after the last equation that reads it, so live bytes follow the
   // program's liveness (outputs are kept to the end).
-  constexpr size_t kKeep = std::numeric_limits<size_t>::max();
-  std::unordered_map<const void*, size_t> last_use;
-  for (size_t k = 0; k < jaxpr.eqns.size(); ++k)
-    for (const Atom& a : jaxpr.eqns[k].inputs)
-      if (a.is_var()) last_use[a.var().id()] = k;
-  for (const Atom& a : jaxpr.outvars)
-    if (a.is_var()) last_use[a.var().id()] = kKeep;
+  std::unordered_map<const void*, size_t> last_use = last_reads(jaxpr);
 
   std::unordered_map<Var, Buffer, VarHash> env;
   auto bind = [&](const Var& v, const Buffer& b) {

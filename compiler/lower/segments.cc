@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "ir/liveness.h"
 #include "ir/primitive.h"
 
 namespace cjax::lower {
@@ -168,14 +169,8 @@ size_t count_eqns(const Jaxpr& jaxpr) {
 
 std::vector<Segment> split_into_segments(const Jaxpr& jaxpr, size_t max_eqns,
                                          const std::function<bool(const Eqn&)>& starts_segment) {
-  // The last eqn reading each variable; the program's outputs read at the end.
   const size_t n = jaxpr.eqns.size();
-  std::unordered_map<const void*, size_t> last_use;
-  for (size_t i = 0; i < n; ++i)
-    for (const Atom& a : jaxpr.eqns[i].inputs)
-      if (a.is_var()) last_use[a.var().id()] = i;
-  for (const Atom& a : jaxpr.outvars)
-    if (a.is_var()) last_use[a.var().id()] = n;
+  const std::unordered_map<const void*, size_t> last_use = last_reads(jaxpr);
 
   std::vector<Segment> segments;
   std::unordered_map<const void*, size_t> defined_in;  // variable -> its segment

@@ -49,6 +49,24 @@ JvpFullResult cond_jvp(JaxprBuilder& b, const Eqn& eqn, std::span<const Atom> pr
   return r;
 }
 
+// Splits every branch with `split` (which reads `out_uk`, the outputs to stage) until the outputs
+// unknown in any branch are unknown in all; returns the branches' splits at that fixpoint.
+template <class Split>
+auto split_branches(const std::vector<const Jaxpr*>& branches, std::vector<bool>& out_uk,
+                    const Split& split) {
+  std::vector<decltype(split(*branches[0]))> pes;
+  for (;;) {
+    pes.clear();
+    std::vector<bool> joined = out_uk;
+    for (const Jaxpr* br : branches) {
+      pes.push_back(split(*br));
+      joined = cf::bool_or(joined, pes.back().out_unknown);
+    }
+    if (joined == out_uk) return pes;
+    out_uk = joined;
+  }
+}
+
 PartialEvalRuleResult cond_partial_eval(const Eqn& eqn, const std::vector<bool>& in_unknown) {
   PartialEvalRuleResult out;
   if (in_unknown[0]) {  // an unknown index: everything is staged
@@ -61,17 +79,8 @@ PartialEvalRuleResult cond_partial_eval(const Eqn& eqn, const std::vector<bool>&
   std::vector<bool> ops_uk = slice(in_unknown, 1, in_unknown.size() - 1);
   size_t n_out = branches[0]->outvars.size();
   std::vector<bool> out_uk(n_out, false);
-  std::vector<PartialEvalResult> pes;
-  for (;;) {  // the outputs unknown in any branch are unknown in all
-    pes.clear();
-    std::vector<bool> joined = out_uk;
-    for (const Jaxpr* br : branches) {
-      pes.push_back(partial_eval(*br, ops_uk, out_uk));
-      joined = cf::bool_or(joined, pes.back().out_unknown);
-    }
-    if (joined == out_uk) break;
-    out_uk = joined;
-  }
+  std::vector<PartialEvalResult> pes = split_branches(
+      branches, out_uk, [&](const Jaxpr& br) { return partial_eval(br, ops_uk, out_uk); });
   // Every branch's known part returns all residuals: its own, and zeros for the others'.
   size_t n_known_out = n_out - cf::count(out_uk);
   std::vector<ShapedArray> res_avals;
@@ -154,17 +163,9 @@ CustomRuleResult cond_partial_eval_custom(const Eqn& eqn, const std::vector<bool
   size_t n_ops = unks_in.size() - 1;
   std::vector<bool> ops_uk = slice(unks_in, 1, n_ops), all(n_ops, true);
   std::vector<bool> out_uk(n_out, false);
-  std::vector<CustomPartialEval> pes;
-  for (;;) {
-    pes.clear();
-    std::vector<bool> joined = out_uk;
-    for (const Jaxpr* br : branches) {
-      pes.push_back(partial_eval_jaxpr_custom(*br, ops_uk, all, out_uk, out_uk, policy));
-      joined = cf::bool_or(joined, pes.back().out_unknown);
-    }
-    if (joined == out_uk) break;
-    out_uk = joined;
-  }
+  std::vector<CustomPartialEval> pes = split_branches(branches, out_uk, [&](const Jaxpr& br) {
+    return partial_eval_jaxpr_custom(br, ops_uk, all, out_uk, out_uk, policy);
+  });
   size_t n_known_out = n_out - cf::count(out_uk);
   std::vector<ShapedArray> res_avals;
   std::vector<size_t> res_start;

@@ -5,6 +5,7 @@
 #include <memory>
 #include <unordered_map>
 
+#include "ir/liveness.h"
 #include "ir/primitive.h"
 #include "passes/memory/flops.h"
 #include "passes/vjp.h"
@@ -70,13 +71,7 @@ class Simulator {
   // `points`, for a top-level program: the most bytes live during each eqn.
   std::vector<Ref> eval(const Jaxpr& jaxpr, const std::vector<Ref>& args,
                         std::vector<size_t>* points = nullptr) {
-    constexpr size_t kKeep = std::numeric_limits<size_t>::max();
-    std::unordered_map<const void*, size_t> last_use;
-    for (size_t k = 0; k < jaxpr.eqns.size(); ++k)
-      for (const Atom& a : jaxpr.eqns[k].inputs)
-        if (a.is_var()) last_use[a.var().id()] = k;
-    for (const Atom& a : jaxpr.outvars)
-      if (a.is_var()) last_use[a.var().id()] = kKeep;
+    std::unordered_map<const void*, size_t> last_use = last_reads(jaxpr);
 
     std::unordered_map<const void*, Ref> env;
     auto bind = [&](const Var& v, const Ref& r) {

@@ -35,28 +35,14 @@
 #include "passes/simplify.h"
 #include "passes/vjp.h"
 #include "runtime/interpreter.h"
+#include "tests/errors/corpus_files.h"
 
-namespace fs = std::filesystem;
 using namespace cjax;
 
 namespace {
 
-std::vector<std::string> files_in(const std::string& dir, const std::string& ext = "") {
-  std::vector<std::string> out;
-  if (!fs::is_directory(dir)) return out;
-  for (const auto& e : fs::directory_iterator(dir))
-    if (e.is_regular_file() && (ext.empty() || e.path().extension() == ext))
-      out.push_back(e.path().string());
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using cjax::test::files_in;
+using cjax::test::slurp;
 
 // Runs one step; a cjax::Error is an accepted answer, anything else is returned as a failure.
 std::string step(const char* name, const std::function<void()>& f) {

@@ -20,26 +20,12 @@
 #include "ir/print/printer.h"
 #include "ir/rules/verify.h"
 #include "tests/cli/run_cli.h"
-
-namespace fs = std::filesystem;
+#include "tests/errors/corpus_files.h"
 
 namespace {
 
-std::vector<std::string> files_in(const std::string& dir) {
-  std::vector<std::string> out;
-  if (!fs::is_directory(dir)) return out;
-  for (const auto& e : fs::directory_iterator(dir))
-    if (e.is_regular_file()) out.push_back(e.path().string());
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using cjax::test::files_in;
+using cjax::test::slurp;
 
 const std::string kSeeds = std::string(CJAX_SOURCE_DIR) + "/fuzz/seeds/";
 

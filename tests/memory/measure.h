@@ -13,23 +13,34 @@
 
 namespace cjax::memory::testing {
 
-// Bytes at the peak of the step, counted from before the arguments were allocated.
-inline size_t measured_interpreter_peak(const Jaxpr& fwd, const Jaxpr& bwd, size_t num_residuals) {
-  const size_t base = runtime::memory_stats().live_bytes;
-  runtime::reset_peak_bytes();
-  {
+// Bytes at the peak of the last of `steps` steps, each counted from before its arguments were
+// allocated; `run_fwd` and `run_bwd` evaluate the two programs on their arguments.
+template <class RunFwd, class RunBwd>
+size_t measured_step_peak(const Jaxpr& fwd, const Jaxpr& bwd, size_t num_residuals, int steps,
+                          const RunFwd& run_fwd, const RunBwd& run_bwd) {
+  size_t base = 0;
+  for (int step = 0; step < steps; ++step) {
+    base = runtime::memory_stats().live_bytes;
+    runtime::reset_peak_bytes();
     std::vector<runtime::Buffer> args;
     for (const Var& v : fwd.invars) args.push_back(runtime::Buffer::full(v.aval(), 0.5));
-    std::vector<runtime::Buffer> outs = runtime::eval_jaxpr(fwd, args);
+    std::vector<runtime::Buffer> outs = run_fwd(args);
     const size_t n_primal = outs.size() - num_residuals;
     std::vector<runtime::Buffer> bwd_in(outs.begin() + static_cast<ptrdiff_t>(n_primal),
                                         outs.end());
     outs.resize(n_primal);
     for (size_t i = bwd_in.size(); i < bwd.invars.size(); ++i)
       bwd_in.push_back(runtime::Buffer::full(bwd.invars[i].aval(), 1.0));
-    std::vector<runtime::Buffer> grads = runtime::eval_jaxpr(bwd, bwd_in);
+    std::vector<runtime::Buffer> grads = run_bwd(bwd_in);
   }
   return runtime::memory_stats().peak_bytes - base;
+}
+
+// The step on the reference interpreter.
+inline size_t measured_interpreter_peak(const Jaxpr& fwd, const Jaxpr& bwd, size_t num_residuals) {
+  return measured_step_peak(
+      fwd, bwd, num_residuals, 1, [&](const auto& in) { return runtime::eval_jaxpr(fwd, in); },
+      [&](const auto& in) { return runtime::eval_jaxpr(bwd, in); });
 }
 
 // The same step through compiled forward and backward executables; the second of two steps
@@ -37,22 +48,9 @@ inline size_t measured_interpreter_peak(const Jaxpr& fwd, const Jaxpr& bwd, size
 inline size_t measured_compiled_peak(const Jaxpr& fwd, const Jaxpr& bwd, size_t num_residuals) {
   auto f = lower::compile(fwd, "forward");
   auto b = lower::compile(bwd, "backward");
-  size_t base = 0;
-  for (int step = 0; step < 2; ++step) {
-    base = runtime::memory_stats().live_bytes;
-    runtime::reset_peak_bytes();
-    std::vector<runtime::Buffer> args;
-    for (const Var& v : fwd.invars) args.push_back(runtime::Buffer::full(v.aval(), 0.5));
-    std::vector<runtime::Buffer> outs = f->run(args);
-    const size_t n_primal = outs.size() - num_residuals;
-    std::vector<runtime::Buffer> bwd_in(outs.begin() + static_cast<ptrdiff_t>(n_primal),
-                                        outs.end());
-    outs.resize(n_primal);
-    for (size_t i = bwd_in.size(); i < bwd.invars.size(); ++i)
-      bwd_in.push_back(runtime::Buffer::full(bwd.invars[i].aval(), 1.0));
-    std::vector<runtime::Buffer> grads = b->run(bwd_in);
-  }
-  return runtime::memory_stats().peak_bytes - base;
+  return measured_step_peak(
+      fwd, bwd, num_residuals, 2, [&](const auto& in) { return f->run(in); },
+      [&](const auto& in) { return b->run(in); });
 }
 
 }  // namespace cjax::memory::testing
