@@ -12,6 +12,7 @@
 #include "compiler/lower/executable.h"
 #include "examples/registry.h"
 #include "passes/dce.h"
+#include "passes/recompute_residuals.h"
 #include "runtime/blas_dot.h"
 
 namespace cjax {
@@ -23,18 +24,24 @@ struct CompiledStep {
   runtime::Buffer ct;
 };
 
-// The step with gradients for W1 and W2 only (arguments 1 and 2 of block/mlp).
-CompiledStep compile_step(const char* name) {
+// The step with gradients for W1 and W2 only (arguments 1 and 2 of block/mlp); as grad runs it
+// (cheap residuals recomputed in the backward program) or, with `jax_residuals`, keeping all the
+// residuals JAX's programs return.
+CompiledStep compile_step(const char* name, bool jax_residuals = false) {
   const examples::Example& ex = examples::get(name);
   Jaxpr j = ex.make_jaxpr();
   detail::VjpPrograms p = detail::vjp_programs(j, {true});
   p.bwd = dce(p.bwd, {false, true, true, false}).jaxpr;
+  if (!jax_residuals) {
+    ResidualSplit split = recompute_cheap_residuals(p.fwd, p.bwd, p.num_residuals);
+    p = {std::move(split.fwd), std::move(split.bwd), split.num_residuals};
+  }
   return {lower::compile(p.fwd, name), lower::compile(p.bwd, name), ex.default_inputs(),
           runtime::Buffer::full(j.out_avals()[0], 1.0)};
 }
 
-void run_step(benchmark::State& state, const char* name) {
-  CompiledStep s = compile_step(name);
+void run_step(benchmark::State& state, const char* name, bool jax_residuals = false) {
+  CompiledStep s = compile_step(name, jax_residuals);
   size_t residual_bytes = 0;
   for (auto _ : state) {
     std::vector<runtime::Buffer> f = s.fwd->run(s.inputs);
@@ -50,6 +57,9 @@ void run_step(benchmark::State& state, const char* name) {
 
 void BM_cjax_step(benchmark::State& state) {
   run_step(state, "block/mlp");
+}
+void BM_cjax_step_jax_residuals(benchmark::State& state) {
+  run_step(state, "block/mlp", true);
 }
 void BM_cjax_step_checkpointed(benchmark::State& state) {
   run_step(state, "block/mlp_checkpoint");
@@ -124,6 +134,7 @@ void BM_chain_trace_transform_compile(benchmark::State& state) {
 
 BENCHMARK(BM_floor_five_gemms)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_cjax_step)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+BENCHMARK(BM_cjax_step_jax_residuals)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_cjax_step_checkpointed)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 // Deep programs compile as segments (compiler/lower/segments.h): equal layers share one compiled
 // function, so the time grows with depth only through tracing, differentiation and planning.

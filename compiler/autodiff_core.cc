@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "compiler/backend.h"
 #include "compiler/eval_jaxpr.h"
 #include "compiler/lax.h"
 #include "compiler/numpy.h"
@@ -9,6 +10,7 @@
 #include "passes/ad_rules/ops.h"
 #include "passes/dce.h"
 #include "passes/jvp.h"
+#include "passes/recompute_residuals.h"
 #include "passes/transpose.h"
 #include "passes/vjp.h"
 
@@ -194,6 +196,12 @@ VjpFlat::VjpFlat(const ClosedTrace& f, std::span<const Array> primals,
   check_count("vjp", "primals", primals.size(), j.invars.size());
   VjpPrograms p = vjp_programs(j, out_differentiated);
   expect_no_consts("vjp", p.bwd);
+  // Compiled code runs these programs: keep fewer residuals and recompute the cheap ones in the
+  // backward loops. (Under a trace the programs are inlined, and what is printed stays JAX's.)
+  if (!is_tracing() && current_backend() && !interpreter_forced()) {
+    ResidualSplit s = recompute_cheap_residuals(p.fwd, p.bwd, p.num_residuals);
+    p = {std::move(s.fwd), std::move(s.bwd), s.num_residuals};
+  }
   std::vector<Array> all = eval_jaxpr(p.fwd, f.consts, primals);
   size_t m = j.outvars.size();
   outs_.assign(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(m));

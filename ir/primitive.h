@@ -39,6 +39,10 @@ struct Primitive {
   bool opaque = false;
   // Higher-order primitives hold jaxprs in params (remat2, jit, scan, cond, while, ...).
   bool higher_order = false;
+  // Elementwise arithmetic: each output element depends only on the operands' elements at the
+  // same index (scalar operands broadcast). Such eqns fuse into one loop and are cheap to
+  // recompute (passes/recompute_residuals.h).
+  bool elementwise = false;
 };
 
 // Params sorted by key: the default print rule.

@@ -214,12 +214,16 @@ AvalList clamp_rule(Avals in, const Params&) {
 }  // namespace
 
 void register_elementwise(PrimitiveTable& table) {
+  auto elementwise = [](Primitive p) {
+    p.elementwise = true;
+    return p;
+  };
   for (const UnarySpec& spec : kUnary) {
     Primitive p = make_primitive(spec.name, unary_rule(spec));
     if (spec.has_accuracy) p.print_params = sorted_hiding_none({"accuracy"});
-    table.add(std::move(p));
+    table.add(elementwise(std::move(p)));
   }
-  table.add(make_primitive("integer_pow", integer_pow_rule));
+  table.add(elementwise(make_primitive("integer_pow", integer_pow_rule)));
   table.add(make_primitive("reduce_precision", reduce_precision_rule));
 
   struct BinarySpec {
@@ -242,17 +246,17 @@ void register_elementwise(PrimitiveTable& table) {
     Primitive p = make_primitive(b.name, binary_rule(b.name, b.accepted, b.result));
     // jax >= 0.10: mul carries `out_dtype`, hidden when None.
     if (std::string_view(b.name) == "mul") p.print_params = sorted_hiding_none({"out_dtype"});
-    table.add(std::move(p));
+    table.add(elementwise(std::move(p)));
   }
-  table.add(make_primitive("pow", pow_rule));
-  table.add(make_primitive("add_any", add_any_rule));
-  table.add(make_primitive("select_n", select_n_rule));
-  table.add(make_primitive("clamp", clamp_rule));
+  table.add(elementwise(make_primitive("pow", pow_rule)));
+  table.add(elementwise(make_primitive("add_any", add_any_rule)));
+  table.add(elementwise(make_primitive("select_n", select_n_rule)));
+  table.add(elementwise(make_primitive("clamp", clamp_rule)));
 
   Primitive convert = make_primitive("convert_element_type", convert_element_type_rule);
   convert.print_params = sorted_hiding({"sharding"});  // implied by the binder's type
   convert.canonicalize_params = add_missing({{"sharding", NoneParam{}}});
-  table.add(std::move(convert));
+  table.add(elementwise(std::move(convert)));
 
   table.add(make_primitive("name", identity_rule("name", false)));
   table.add(make_primitive("copy", identity_rule("copy", false)));

@@ -11,6 +11,7 @@
 #include "passes/fwd_bwd_table.h"
 #include "passes/memory/budget.h"
 #include "passes/policies.h"
+#include "passes/recompute_residuals.h"
 #include "passes/remat.h"
 #include "passes/saved_residuals.h"
 #include "passes/vjp.h"
@@ -87,10 +88,15 @@ int print_residuals(const AutodiffOptions& opts, bool bytes, bool json, std::ost
 }
 
 int print_fwd_bwd(const AutodiffOptions& opts, const std::string& layout, const std::string& only,
-                  std::ostream& out, std::ostream& err) {
+                  bool compiled, std::ostream& out, std::ostream& err) {
   return guarded(err, describe(opts.src), [&] {
     PreparedProgram p = prepare_program(opts);
     VjpResult r = vjp_jaxpr(p.jaxpr);
+    if (compiled) {
+      ResidualSplit s = recompute_cheap_residuals(r.fwd, r.bwd, r.num_residuals);
+      r.fwd = std::move(s.fwd);
+      r.bwd = std::move(s.bwd);
+    }
     std::string fwd = to_string(r.fwd), bwd = to_string(r.bwd);
     if (only == "fwd")
       out << fwd << "\n";

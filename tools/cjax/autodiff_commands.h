@@ -31,9 +31,10 @@ PreparedProgram prepare_program(const AutodiffOptions& opts);
 int print_residuals(const AutodiffOptions& opts, bool bytes, bool json, std::ostream& out,
                     std::ostream& err);
 // layout: "auto" (columns when they fit the terminal, else stacked), "columns" or "stacked";
-// only: "", "fwd" or "bwd".
+// only: "", "fwd" or "bwd". `compiled`: the pair as compiled code runs it
+// (recompute_cheap_residuals), not JAX's.
 int print_fwd_bwd(const AutodiffOptions& opts, const std::string& layout, const std::string& only,
-                  std::ostream& out, std::ostream& err);
+                  bool compiled, std::ostream& out, std::ostream& err);
 // The value and gradients at the inputs (inputs.h); with `out_dir`, also written there as
 // value.npy and grad_<argument>.npy.
 // `backend`: "cpu" (compiled forward and backward executables) or "interpreter".

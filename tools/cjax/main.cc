@@ -117,6 +117,7 @@ Runner add_fwd_bwd_command(CLI::App& app) {
   struct State {
     AutodiffOptions opts;
     std::string layout = "auto", only;
+    bool compiled = false;
   };
   auto s = std::make_shared<State>();
   auto* cmd = add_command(app, "fwd-bwd", "the forward and backward programs of vjp",
@@ -127,7 +128,11 @@ Runner add_fwd_bwd_command(CLI::App& app) {
       ->check(CLI::IsMember({"auto", "columns", "stacked"}));
   cmd->add_option("--only", s->only, "print just one program, plain")
       ->check(CLI::IsMember({"fwd", "bwd"}));
-  return [s] { return print_fwd_bwd(s->opts, s->layout, s->only, std::cout, std::cerr); };
+  cmd->add_flag("--compiled", s->compiled,
+                "the programs as compiled code runs them: residuals that are elementwise "
+                "functions of others recomputed in the backward program (docs/backend.md)");
+  return
+      [s] { return print_fwd_bwd(s->opts, s->layout, s->only, s->compiled, std::cout, std::cerr); };
 }
 
 Runner add_grad_command(CLI::App& app) {

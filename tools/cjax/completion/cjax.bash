@@ -53,7 +53,7 @@ _cjax() {
     examples) opts="--plugin -p --help" ;;
     jaxpr) opts="$source_opts --json --color" ;;
     residuals) opts="$autodiff_opts --bytes --json" ;;
-    fwd-bwd) opts="$autodiff_opts --layout --only" ;;
+    fwd-bwd) opts="$autodiff_opts --layout --only --compiled" ;;
     grad) opts="$autodiff_opts $input_opts --backend" ;;
     run) opts="$source_opts $input_opts --backend" ;;
     lower) opts="$source_opts --target --emit" ;;
