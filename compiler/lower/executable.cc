@@ -15,6 +15,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "compiler/lower/async_tasks.h"
 #include "compiler/lower/fold_transposes.h"
 #include "compiler/lower/lowering.h"
 #include "compiler/lower/pipeline.h"
@@ -52,6 +53,12 @@ struct Executable::Impl {
   std::vector<ShapedArray> in_avals, out_avals;
   CompileStats stats;
   std::string where;
+
+  // A worker of the async runtime may still be returning through this engine's code after the
+  // last call woke its caller (async_tasks.h).
+  ~Impl() {
+    if (engine) wait_for_async_tasks();
+  }
 };
 
 namespace {

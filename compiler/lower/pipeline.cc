@@ -23,6 +23,7 @@
 #include <mutex>
 #include <thread>
 
+#include "compiler/lower/async_tasks.h"
 #include "compiler/lower/lowering.h"
 #include "ir/errors.h"
 
@@ -143,7 +144,7 @@ const std::vector<std::pair<std::string, void*>>& async_runtime_symbols() {
     llvm::StringMap<void*> exported;
     init(exported);
     for (const auto& e : exported) out.emplace_back(e.getKey().str(), e.getValue());
-    return out;
+    return count_async_tasks(std::move(out));
   }();
   return symbols;
 }
