@@ -43,6 +43,9 @@ struct Primitive {
   // same index (scalar operands broadcast). Such eqns fuse into one loop and are cheap to
   // recompute (passes/recompute_residuals.h).
   bool elementwise = false;
+  // Elementwise and computed by a polynomial or a libm call (exp, tanh, sin, erf, pow, ...) rather
+  // than an instruction or two: not worth recomputing to save memory traffic.
+  bool transcendental = false;
 };
 
 // Params sorted by key: the default print rule.

@@ -17,6 +17,12 @@ bool elementwise(const Eqn& e) {
   return e.prim && e.prim->elementwise;
 }
 
+// Worth recomputing: a few instructions an element. (A tanh polynomial in the backward loop
+// costs block/mlp's step more than reading the tanh back: measured, docs/backend.md.)
+bool cheap(const Eqn& e) {
+  return elementwise(e) && !e.prim->transcendental;
+}
+
 // The forward program as the search sees it: who produces each variable.
 struct Forward {
   const Jaxpr& jaxpr;
@@ -50,7 +56,7 @@ bool collect_cone(const Forward& f, const Var& root, const Ids& available, std::
       continue;
     }
     auto it = f.producer.find(v.id());
-    if (it == f.producer.end() || !elementwise(f.jaxpr.eqns[it->second])) return false;
+    if (it == f.producer.end() || !cheap(f.jaxpr.eqns[it->second])) return false;
     cone.insert(it->second);
     if (cone.size() > kMaxConeEqns) return false;
     for (const Atom& a : f.jaxpr.eqns[it->second].inputs)
@@ -91,7 +97,7 @@ ResidualSplit recompute_cheap_residuals(const Jaxpr& fwd, const Jaxpr& bwd, size
   for (size_t k = 0; k < R; ++k) {
     const Atom& r = fwd.outvars[m + k];
     recompute[k] =
-        fusable[k] && read[k] && r.is_var() && f.eqn_of(r.var()) && elementwise(*f.eqn_of(r.var()));
+        fusable[k] && read[k] && r.is_var() && f.eqn_of(r.var()) && cheap(*f.eqn_of(r.var()));
   }
   // Residuals recomputed from kept ones: dropping a candidate only adds to what is available,
   // so this settles in at most R rounds.

@@ -3,6 +3,10 @@
 // optimization_barrier). Params, dtype classes and weak-type rules follow jax/_src/lax/lax.py.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <iterator>
+#include <string_view>
+
 #include "ir/rules/rule_util.h"
 #include "ir/rules/table.h"
 
@@ -211,11 +215,21 @@ AvalList clamp_rule(Avals in, const Params&) {
   return {ShapedArray(x.dtype, x.shape, all_weak(in))};
 }
 
+// Computed by a polynomial or a libm call (Primitive::transcendental).
+bool is_transcendental(std::string_view name) {
+  static constexpr std::string_view names[] = {
+      "exp",   "exp2", "log",  "expm1",   "log1p",  "tanh",    "logistic", "sin",   "cos",
+      "tan",   "cbrt", "asin", "acos",    "atan",   "sinh",    "cosh",     "asinh", "acosh",
+      "atanh", "erf",  "erfc", "erf_inv", "lgamma", "digamma", "atan2",    "pow"};
+  return std::find(std::begin(names), std::end(names), name) != std::end(names);
+}
+
 }  // namespace
 
 void register_elementwise(PrimitiveTable& table) {
   auto elementwise = [](Primitive p) {
     p.elementwise = true;
+    p.transcendental = is_transcendental(p.name);
     return p;
   };
   for (const UnarySpec& spec : kUnary) {
