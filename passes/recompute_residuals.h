@@ -1,16 +1,18 @@
 // Cheap residuals recomputed by the backward program. A vjp's forward program returns residuals
 // that JAX's partial evaluation chose (and that print_saved_residuals reports): with a tanh GELU,
-// six arrays the size of the hidden layer, five of which are elementwise functions of the sixth.
-// Writing them in the forward program and reading them back in the backward one costs more memory
-// traffic than recomputing them inside the backward program's elementwise loop, so the programs
-// cjax *runs* keep only the values those are computed from. (PyTorch's partitioner makes the same
-// trade for pointwise ops; XLA's fusion does it inside a jit.)
+// six arrays the size of the hidden layer, three of which are a few instructions away from the
+// others. Writing those in the forward program and reading them back in the backward one costs
+// more memory traffic than recomputing them inside the backward program's elementwise loop, so
+// the programs cjax *runs* keep only the values they are computed from. (PyTorch's partitioner
+// makes the same trade for pointwise ops; XLA's fusion does it inside a jit.)
 //
-// A residual is recomputed when it is the output of an elementwise eqn (Primitive::elementwise),
-// the backward program reads it only in elementwise eqns (so the recomputation fuses into the
-// loop that reads it), and its elementwise cone in the forward program (at most kMaxConeEqns
-// eqns) starts from literals, the forward program's arguments and residuals that are kept. The
-// programs still compute the same values; only what lives between them changes.
+// A residual is recomputed when it is the output of an elementwise eqn that is not transcendental
+// (Primitive::elementwise, Primitive::transcendental: a tanh polynomial in the backward loop costs
+// more than reading the tanh back), the backward program reads it only in elementwise eqns (so
+// the recomputation fuses into the loop that reads it), and its cone of such eqns in the forward
+// program (at most kMaxConeEqns) starts from literals, the forward program's arguments and
+// residuals that are kept. The programs still compute the same values; only what lives between
+// them changes.
 #pragma once
 
 #include <cstddef>
