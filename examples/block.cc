@@ -1,5 +1,8 @@
 // The "checkpointing a computation block" article's MLP block: loss = mean((gelu(x @ W1) @ W2 -
 // targets) ** 2) with x f32[64,512], W1 f32[512,8192], W2 f32[8192,512], targets f32[64,512].
+// And a deep MLP for the memory tools: 64 layers h = tanh(h @ W_i + b_i).
+#include <cmath>
+
 #include "compiler/cjax.h"
 #include "examples/inputs.h"
 #include "examples/registry.h"
@@ -26,7 +29,30 @@ Array mlp_checkpoint_loss(const Array& x, const Array& W1, const Array& W2, cons
   return np::mean(np::power(out - targets, 2));
 }
 
-namespace {}  // namespace
+namespace {
+
+constexpr int kDeepLayers = 64, kDeepWidth = 256, kDeepBatch = 256;
+
+// 64 layers h = tanh(h @ W_i + b_i), width 256, batch 256; loss = mean(h²). Every layer's
+// activations are residuals: the memory a budget trades against recomputation.
+Array deep_mlp_loss(const std::vector<Array>& Ws, const std::vector<Array>& bs, const Array& x) {
+  Array h = x;
+  for (size_t i = 0; i < Ws.size(); ++i) h = np::tanh(np::matmul(h, Ws[i]) + bs[i]);
+  return np::mean(h * h);
+}
+
+std::vector<runtime::Buffer> deep_mlp_inputs() {
+  std::vector<runtime::Buffer> in;
+  for (int i = 0; i < kDeepLayers; ++i)
+    in.push_back(seeded({kDeepWidth, kDeepWidth}, 100 + static_cast<uint64_t>(i),
+                        1.0 / std::sqrt(double{kDeepWidth})));
+  for (int i = 0; i < kDeepLayers; ++i)
+    in.push_back(seeded({kDeepWidth}, 200 + static_cast<uint64_t>(i), 0.1));
+  in.push_back(seeded({kDeepBatch, kDeepWidth}, 300, 1.0));
+  return in;
+}
+
+}  // namespace
 
 void register_block_examples(std::vector<Example>& out) {
   out.push_back(
@@ -39,6 +65,16 @@ void register_block_examples(std::vector<Example>& out) {
          return cjax::make_jaxpr(mlp_loss, {"x", "W1", "W2", "targets"}, "loss")(x, w1, w2, t);
        },
        mlp_block_inputs});
+  out.push_back({"block/mlp_deep",
+                 "mean(h**2) after 64 layers h = tanh(h @ W_i + b_i), width 256, batch 256",
+                 [] {
+                   std::vector<Array> ws(kDeepLayers,
+                                         Array(ShapeDtype{DType::f32, {kDeepWidth, kDeepWidth}})),
+                       bs(kDeepLayers, Array(ShapeDtype{DType::f32, {kDeepWidth}}));
+                   ShapeDtype x{DType::f32, {kDeepBatch, kDeepWidth}};
+                   return cjax::make_jaxpr(deep_mlp_loss, {"W", "b", "x"}, "loss")(ws, bs, x);
+                 },
+                 deep_mlp_inputs});
 }
 
 }  // namespace cjax::examples

@@ -85,10 +85,9 @@ std::vector<int64_t> descriptor(const runtime::Buffer& b) {
 // Threads pay off only for loops of many elements; a program without any compiles faster (no
 // async runtime code) and runs without task overhead.
 bool worth_parallel_loops(const Jaxpr& j) {
-  constexpr int64_t kMinElements = int64_t{1} << 16;
   for (const Eqn& e : j.eqns)
     for (const Var& v : e.outputs)
-      if (v.aval().size() >= kMinElements) return true;
+      if (v.aval().size() >= kMinParallelElements) return true;
   return false;
 }
 

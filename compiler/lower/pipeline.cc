@@ -4,7 +4,10 @@
 #include <llvm/Support/TargetSelect.h>
 #include <mlir/Dialect/LLVMIR/LLVMDialect.h>
 #include <mlir/Dialect/Math/Transforms/Passes.h>
+#include <mlir/Dialect/SCF/IR/SCF.h>
+#include <mlir/Dialect/Utils/StaticValueUtils.h>
 #include <mlir/IR/Diagnostics.h>
+#include <mlir/IR/IRMapping.h>
 #include <mlir/IR/Verifier.h>
 #include <mlir/InitAllDialects.h>
 #include <mlir/InitAllExtensions.h>
@@ -31,35 +34,36 @@ namespace cjax::lower {
 namespace {
 
 // Elementwise chains fuse into one loop nest on tensors; bufferization then writes results in
-// place where it can (straight into the caller's output buffers); memref.alloc becomes calls to
-// the tracking allocator (use-generic-functions). Math ops with an LLVM intrinsic (abs, fma,
-// sqrt, floor, ...) become intrinsics, which vectorize; the rest become libm calls, as in the
-// interpreter. (expm1, log1p, erfc, lgamma are lowered to libm calls directly: the intrinsic
-// route would compute exp(x) - 1 and log(1 + x), losing precision near 0.) (Parsed into a
-// module-anchored pass manager, so the pipeline is the module's contents, without a
-// builtin.module(...) wrapper.)
-std::string pipeline(bool parallel) {
+// place where it can (straight into the caller's output buffers); the loops become scf.parallel
+// nests. (Parsed into a module-anchored pass manager, so the pipeline is the module's contents,
+// without a builtin.module(...) wrapper.) eliminate-empty-tensors makes a loop whose result is an
+// output write the output's buffer instead of a fresh one that is then copied over.
+const char* kToLoops =
+    "func.func(linalg-fuse-elementwise-ops),"
+    "canonicalize,"
+    "eliminate-empty-tensors,"
+    "one-shot-bufferize{allow-return-allocs-from-loops},"
+    "canonicalize,"
+    "buffer-deallocation-pipeline,"
+    "func.func(convert-linalg-to-parallel-loops)";
+
+// Then to the LLVM dialect. With `parallel`, the parallel loops left become async tasks over the
+// async runtime's thread pool: one block per worker at most, none smaller than 16K iterations.
+// memref.alloc becomes calls to the tracking allocator (use-generic-functions). Math ops with an
+// LLVM intrinsic (abs, fma, sqrt, floor, ...) become intrinsics, which vectorize; the rest become
+// libm calls, as in the interpreter. (expm1, log1p, erfc, lgamma are lowered to libm calls
+// directly: the intrinsic route would compute exp(x) - 1 and log(1 + x), losing precision near 0.)
+std::string to_llvm_pipeline(bool parallel) {
   const unsigned workers = std::max(1u, std::thread::hardware_concurrency());
-  // Parallel loops become async tasks over the async runtime's thread pool: one block per worker
-  // at most, none smaller than 16K iterations, and a loop too small to split runs inline.
-  const std::string loops = parallel
+  const std::string async = parallel
                                 ? fmt::format(
-                                      "func.func(convert-linalg-to-parallel-loops),"
                                       "async-parallel-for{{async-dispatch=false num-workers={} "
                                       "min-task-size=16384}},"
                                       "async-to-async-runtime,async-runtime-ref-counting,"
                                       "async-runtime-ref-counting-opt,convert-async-to-llvm,",
                                       workers)
-                                : std::string("func.func(convert-linalg-to-loops),");
-  // eliminate-empty-tensors makes a loop whose result is an output write the output's buffer
-  // instead of a fresh one that is then copied over.
-  return "func.func(linalg-fuse-elementwise-ops),"
-         "canonicalize,"
-         "eliminate-empty-tensors,"
-         "one-shot-bufferize{allow-return-allocs-from-loops},"
-         "canonicalize,"
-         "buffer-deallocation-pipeline," +
-         loops +
+                                : std::string();
+  return async +
          "expand-strided-metadata,"
          "lower-affine,"
          "convert-scf-to-cf,"
@@ -71,6 +75,36 @@ std::string pipeline(bool parallel) {
          "convert-func-to-llvm,"
          "convert-cf-to-llvm,"
          "reconcile-unrealized-casts";
+}
+
+// Parallel loops of fewer than kMinParallelElements iterations become plain scf.for nests: the
+// async runtime's machinery (an outlined task function and a coroutine per loop) costs the JIT
+// about 30 ms a loop, and splitting a loop that short across threads gains nothing. Loops with
+// reductions are left alone (linalg emits those with their reduction dims as scf.for already).
+void sequentialize_small_loops(mlir::ModuleOp module, int64_t min_parallel) {
+  std::vector<mlir::scf::ParallelOp> small;
+  module.walk([&](mlir::scf::ParallelOp op) {
+    if (op.getNumReductions() != 0) return;
+    int64_t trips = 1;
+    for (auto [lb, ub, step] : llvm::zip(op.getLowerBound(), op.getUpperBound(), op.getStep())) {
+      auto l = mlir::getConstantIntValue(lb), u = mlir::getConstantIntValue(ub),
+           st = mlir::getConstantIntValue(step);
+      if (!l || !u || !st || *st <= 0) return;
+      trips *= std::max<int64_t>(0, (*u - *l + *st - 1) / *st);
+    }
+    if (trips < min_parallel) small.push_back(op);
+  });
+  for (mlir::scf::ParallelOp op : small) {
+    mlir::OpBuilder b(op);
+    mlir::scf::buildLoopNest(b, op.getLoc(), op.getLowerBound(), op.getUpperBound(), op.getStep(),
+                             [&](mlir::OpBuilder& nested, mlir::Location, mlir::ValueRange ivs) {
+                               mlir::IRMapping map;
+                               map.map(op.getInductionVars(), ivs);
+                               for (mlir::Operation& inner : op.getBody()->without_terminator())
+                                 nested.clone(inner, map);
+                             });
+    op.erase();
+  }
 }
 
 void init_once() {
@@ -174,7 +208,9 @@ void run_pipeline(mlir::ModuleOp module, DiagnosticCollector& diags, bool parall
   mlir::populatePolynomialApproximateErfPattern(approximations);
   if (mlir::failed(mlir::applyPatternsAndFoldGreedily(module, std::move(approximations))))
     throw Error(fmt::format("lower: rewriting tanh and erf failed: {}", diags.text()));
-  run_passes(module, diags, pipeline(parallel && !async_runtime_symbols().empty()),
+  run_passes(module, diags, kToLoops, "the MLIR pass pipeline");
+  sequentialize_small_loops(module, kMinParallelElements);
+  run_passes(module, diags, to_llvm_pipeline(parallel && !async_runtime_symbols().empty()),
              "the MLIR pass pipeline");
   mark_noalias(module);
 }

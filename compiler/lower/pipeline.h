@@ -5,6 +5,7 @@
 #include <mlir/IR/BuiltinOps.h>
 #include <mlir/IR/MLIRContext.h>
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <utility>
@@ -26,6 +27,10 @@ class DiagnosticCollector {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+// Loops shorter than this run on one thread; a program with none this long is compiled without
+// the async runtime (parallel loops cost compile time and gain nothing there).
+inline constexpr int64_t kMinParallelElements = int64_t{1} << 18;
 
 // Verifies the lowered module, then fuses, bufferizes and lowers it to the LLVM dialect;
 // `parallel` runs its parallel loops on the async runtime's threads. Throws cjax::Error with
