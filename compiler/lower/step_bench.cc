@@ -37,6 +37,7 @@ StepReport bench_step(const Jaxpr& jaxpr, std::span<const runtime::Buffer> input
                     "returns {} values",
                     where, outs.size()));
   if (repetitions < 1) throw UsageError("bench: at least one repetition");
+  StepReport r;
   detail::VjpPrograms p = detail::vjp_programs(jaxpr, {true});
   if (!wrt.empty()) {
     if (wrt.size() != p.bwd.outvars.size())
@@ -47,7 +48,7 @@ StepReport bench_step(const Jaxpr& jaxpr, std::span<const runtime::Buffer> input
   // As grad on concrete arrays runs them (compiler/autodiff_core.cc).
   ResidualSplit split = recompute_cheap_residuals(p.fwd, p.bwd, p.num_residuals);
   p = {std::move(split.fwd), std::move(split.bwd), split.num_residuals};
-  StepReport r;
+  r.recomputed_residuals = split.recomputed;
   r.repetitions = repetitions;
   auto fwd = compile(p.fwd, where + " (forward)");
   auto bwd = compile(p.bwd, where + " (backward)");

@@ -17,12 +17,13 @@ struct Timing {
 };
 
 struct StepReport {
-  double compile_ms = 0;  // both executables: lowering, passes and JIT
-  size_t functions = 0;   // compiled functions of both (repeated segments share one)
-  size_t calls = 0;       // calls of them a step makes
-  Timing fwd, bwd, step;  // step = forward then backward, back to back
-  size_t residual_bytes = 0;
-  size_t peak_bytes = 0;  // the most bytes live during a step, arguments included
+  double compile_ms = 0;            // both executables: lowering, passes and JIT
+  size_t functions = 0;             // compiled functions of both (repeated segments share one)
+  size_t calls = 0;                 // calls of them a step makes
+  Timing fwd, bwd, step;            // step = forward then backward, back to back
+  size_t residual_bytes = 0;        // what the forward executable returns for the backward one
+  size_t recomputed_residuals = 0;  // of JAX's, recomputed by the backward executable instead
+  size_t peak_bytes = 0;            // the most bytes live during a step, arguments included
   int repetitions = 0;
   std::vector<std::string> runtime_calls;  // what the compiled code calls back into
 };

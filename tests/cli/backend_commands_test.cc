@@ -69,8 +69,8 @@ TEST_CASE("bench reports compile, step and memory figures as text and JSON") {
   auto js = run_cli("bench --example tutorial/loss_checkpoint -r 2 --warmup 0 --json");
   REQUIRE(js.code == 0);
   auto j = nlohmann::json::parse(js.out);
-  for (const char* key :
-       {"compile_ms", "fwd_ms", "bwd_ms", "step_ms", "residual_bytes", "peak_bytes"})
+  for (const char* key : {"compile_ms", "fwd_ms", "bwd_ms", "step_ms", "residual_bytes",
+                          "recomputed_residuals", "peak_bytes"})
     CHECK(j.contains(key));
   CHECK(j["step_ms"]["min"].get<double>() <= j["step_ms"]["max"].get<double>());
   CHECK(j["peak_bytes"].get<size_t>() >= j["residual_bytes"].get<size_t>());
@@ -85,4 +85,9 @@ TEST_CASE("the checkpointed MLP keeps fewer residual bytes than the plain one") 
   auto remat = nlohmann::json::parse(
       run_cli("bench --example block/mlp_checkpoint --wrt W1,W2 -r 1 --warmup 0 --json").out);
   CHECK(remat["residual_bytes"].get<size_t>() < plain["residual_bytes"].get<size_t>());
+  // The plain step recomputes three of the GELU's residuals. Kept: the arguments W1, W2 (16 MiB
+  // each) and x (128 KiB), the dot's output, the tanh and the GELU (2 MiB each), and the loss's
+  // 2·(z − t) (128 KiB).
+  CHECK(plain["recomputed_residuals"].get<size_t>() == 3);
+  CHECK(plain["residual_bytes"].get<size_t>() == (32u << 20) + 3 * (2u << 20) + (256u << 10));
 }
