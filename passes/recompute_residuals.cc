@@ -158,9 +158,11 @@ ResidualSplit recompute_cheap_residuals(const Jaxpr& fwd, const Jaxpr& bwd, size
     for (Atom& a : e.inputs) a = substitute(a, into_bwd);
     eqns.push_back(std::move(e));
   }
+  // (A value returned at a kept position too is read from there: the cone stopped at it.)
   std::unordered_map<const void*, Atom> recomputed;
   for (size_t k = 0; k < R; ++k)
-    if (recompute[k]) recomputed.emplace(bwd.invars[k].id(), fwd.outvars[m + k]);
+    if (recompute[k])
+      recomputed.emplace(bwd.invars[k].id(), substitute(fwd.outvars[m + k], into_bwd));
   for (const Eqn& original : bwd.eqns) {
     Eqn e = original;
     for (Atom& a : e.inputs) a = substitute(a, recomputed);

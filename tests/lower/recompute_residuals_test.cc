@@ -9,6 +9,7 @@
 #include "compiler/cjax.h"
 #include "compiler/lower/executable.h"
 #include "examples/registry.h"
+#include "ir/parse/parser.h"
 #include "passes/recompute_residuals.h"
 #include "runtime/interpreter.h"
 #include "tests/lower/compare.h"
@@ -156,6 +157,26 @@ TEST_CASE("a residual the backward program feeds to a dot is kept") {
           e.outputs[0] == s.fwd.outvars[k].var())
         keeps_h = true;
   CHECK(keeps_h);
+}
+
+TEST_CASE("a value returned as two residuals, one of them kept, is read from the kept one") {
+  // b is returned twice; the backward program feeds the first copy to a dot (kept) and the
+  // second to a mul (recomputable, but b is available from the first copy).
+  const JaxprRef fwd = parse_jaxpr(
+      "{ lambda ; a:f32[3,3]. let b:f32[3,3] = mul a 2.0:f32[]; c:f32[3,3] = sin b in (c, b, b) }");
+  const JaxprRef bwd = parse_jaxpr(
+      "{ lambda ; r:f32[3,3] s:f32[3,3] t:f32[3,3]. let "
+      "u:f32[3,3] = dot_general[dimension_numbers=(([1], [0]), ([], [])) "
+      "preferred_element_type=float32] t r; v:f32[3,3] = mul u s in (v,) }");
+  const ResidualSplit split = recompute_cheap_residuals(*fwd, *bwd, 2);
+  CHECK(split.recomputed == 1);
+  REQUIRE(split.num_residuals == 1);
+  std::mt19937 rng(5);
+  const runtime::Buffer a = test::random_buffer(fwd->invars[0].aval(), rng, -1, 1);
+  const auto want = run_step(*fwd, *bwd, 2, {a});
+  const auto got = run_step(split.fwd, split.bwd, 1, {a});
+  REQUIRE(got.size() == want.size());
+  for (size_t i = 0; i < got.size(); ++i) require_identical(got[i], want[i]);
 }
 
 }  // namespace
