@@ -14,6 +14,7 @@
 #include "passes/cse.h"
 #include "passes/dce.h"
 #include "passes/jvp.h"
+#include "passes/recompute_residuals.h"
 #include "passes/remat.h"
 #include "passes/simplify.h"
 #include "passes/vjp.h"
@@ -311,12 +312,43 @@ std::string check_compiled(const Jaxpr& j, uint64_t seed) {
   return compare(what.c_str(), eval(v.bwd, bwd_in, true), eval(v.bwd, bwd_in), 1e-12);
 }
 
+std::string check_recompute(const Jaxpr& j, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  Values x = random_values(j.invars, rng);
+  std::vector<cjax::Var> outs;
+  for (const cjax::Atom& a : j.outvars) outs.push_back(cjax::Var(a.aval()));
+  Values ct = random_values(outs, rng);
+  cjax::VjpResult v = cjax::vjp_jaxpr(j);
+  cjax::ResidualSplit s = cjax::recompute_cheap_residuals(v.fwd, v.bwd, v.num_residuals);
+  for (const auto& [what, program] :
+       {std::pair{"recomputing forward", &s.fwd}, std::pair{"recomputing backward", &s.bwd}}) {
+    try {
+      cjax::verify(*program);
+    } catch (const cjax::Error& e) {
+      return fmt::format("{}: the verifier rejects it: {}\n{}", what, e.what(),
+                         cjax::to_string(*program));
+    }
+  }
+  if (s.num_residuals > v.num_residuals + j.invars.size())
+    return fmt::format("{} residuals from {}", s.num_residuals, v.num_residuals);
+  const size_t m = j.outvars.size();
+  Values fwd = eval(v.fwd, x), split_fwd = eval(s.fwd, x);
+  if (auto e = compare("outputs with residuals recomputed", slice(split_fwd, 0, m),
+                       slice(fwd, 0, m), 0.0);
+      !e.empty())
+    return e;
+  Values want = eval(v.bwd, concat(slice(fwd, m, fwd.size()), ct));
+  Values got = eval(s.bwd, concat(slice(split_fwd, m, split_fwd.size()), ct));
+  return compare("gradient with residuals recomputed", got, want, 0.0);
+}
+
 }  // namespace
 
 const std::vector<Property>& properties() {
   static const std::vector<Property> list = {
       {"jvp_fd", check_jvp_fd},       {"vjp_jvp", check_vjp_jvp}, {"policies", check_policies},
       {"roundtrip", check_roundtrip}, {"verify", check_verify},   {"compiled", check_compiled},
+      {"recompute", check_recompute},
   };
   return list;
 }

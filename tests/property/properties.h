@@ -25,6 +25,8 @@ struct Property {
 //   simplify), and dce/cse/simplify keep the values.
 // compiled: the program, and its backward program under a policy, compiled through MLIR give the
 //   interpreter's values (every fifth seed: compiling is the slow part).
+// recompute: the vjp pair with cheap residuals recomputed (the pair compiled code runs) passes
+//   the verifier, keeps no more residuals, and gives the same outputs and gradient.
 const std::vector<Property>& properties();
 
 // Runs `check` on the traced program; a throw while tracing or checking is a failure.
