@@ -1,6 +1,7 @@
 #include "passes/recompute_residuals.h"
 
 #include <algorithm>
+#include <functional>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
@@ -150,22 +151,37 @@ ResidualSplit recompute_cheap_residuals(const Jaxpr& fwd, const Jaxpr& bwd, size
   out.num_residuals = bwd_invars.size();
   bwd_invars.insert(bwd_invars.end(), bwd.invars.begin() + static_cast<long>(R), bwd.invars.end());
 
-  // The backward program: the cone (in forward order, its own variables kept), then its eqns
-  // reading the recomputed values in place of the residuals they replace.
-  std::vector<Eqn> eqns;
-  for (size_t i : cone) {
-    Eqn e = fwd.eqns[i];
-    for (Atom& a : e.inputs) a = substitute(a, into_bwd);
-    eqns.push_back(std::move(e));
-  }
+  // The backward program: its eqns reading the recomputed values in place of the residuals they
+  // replace, each cone eqn placed just before the first eqn that needs it (so that it lands in
+  // the same compiled segment as its reader and fuses into its loop; segments.h). The cone eqns
+  // keep their own variables.
   // (A value returned at a kept position too is read from there: the cone stopped at it.)
   std::unordered_map<const void*, Atom> recomputed;
   for (size_t k = 0; k < R; ++k)
     if (recompute[k])
       recomputed.emplace(bwd.invars[k].id(), substitute(fwd.outvars[m + k], into_bwd));
+  std::unordered_map<const void*, size_t> cone_eqn_of;  // a cone eqn's output -> its index
+  for (size_t i : cone)
+    for (const Var& v : fwd.eqns[i].outputs) cone_eqn_of[v.id()] = i;
+  std::vector<Eqn> eqns;
+  std::set<size_t> placed;
+  std::function<void(const Atom&)> place_producer = [&](const Atom& a) {
+    if (!a.is_var()) return;
+    auto it = cone_eqn_of.find(a.var().id());
+    if (it == cone_eqn_of.end() || !placed.insert(it->second).second) return;
+    Eqn e = fwd.eqns[it->second];
+    for (Atom& in : e.inputs) {
+      place_producer(in);
+      in = substitute(in, into_bwd);
+    }
+    eqns.push_back(std::move(e));
+  };
   for (const Eqn& original : bwd.eqns) {
     Eqn e = original;
-    for (Atom& a : e.inputs) a = substitute(a, recomputed);
+    for (Atom& a : e.inputs) {
+      a = substitute(a, recomputed);
+      place_producer(a);
+    }
     eqns.push_back(std::move(e));
   }
   out.bwd = bwd;
