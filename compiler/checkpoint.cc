@@ -57,8 +57,13 @@ std::vector<Array> bind_remat(const RematTrace& t, const std::vector<FlatTree>& 
                               const PolicyRef& policy, bool prevent_cse, const SourceInfo& src) {
   std::vector<Array> inputs = t.consts;
   for (const FlatTree& ft : flat) inputs.insert(inputs.end(), ft.leaves.begin(), ft.leaves.end());
+  // A policy may rebuild the body (memory_budget nests a chain of equal layers:
+  // Policy::restructure).
+  JaxprRef body = t.jaxpr;
+  if (policy)
+    if (JaxprRef rebuilt = policy->restructure(*body)) body = std::move(rebuilt);
   Params params{{"differentiated", false},
-                {"jaxpr", t.jaxpr},
+                {"jaxpr", body},
                 {"policy", policy ? ParamValue(policy) : ParamValue(NoneParam{})},
                 {"prevent_cse", prevent_cse}};
   return cjax::bind("remat2", inputs, std::move(params), src);

@@ -37,6 +37,10 @@ class Policy {
       const Jaxpr& /*jaxpr*/, const std::vector<bool>& /*in_unknown*/) const {
     return std::nullopt;
   }
+  // A policy may rebuild the body of the checkpoint it is given before the remat2 eqn is built
+  // (checkpoint_jaxpr asks): same signature and values, e.g. memory_budget nests a chain of equal
+  // layers as checkpoints following Griewank's binomial schedule. nullptr (the default) keeps it.
+  virtual JaxprRef restructure(const Jaxpr& /*body*/) const { return nullptr; }
 };
 
 }  // namespace cjax

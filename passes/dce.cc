@@ -17,10 +17,12 @@ Eqn prune_call(const Eqn& e, const std::vector<bool>& used) {
   const std::string& n = e.prim->name;
   bool all_used = std::all_of(used.begin(), used.end(), [](bool u) { return u; });
   if (n == "scan" || n == "cond") return control_flow_dce(e, used);
-  if (all_used || (n != "jit" && n != "remat2")) return e;
+  if (n != "jit" && n != "remat2") return e;
   const Jaxpr& body = *e.params.get_jaxpr("jaxpr");
   if (!body.constvars.empty()) return e;
   DceResult inner = dce(body, used);
+  // All outputs used: the body still loses its dead eqns (JAX's rules DCE the body every time).
+  if (all_used && inner.jaxpr.eqns.size() == body.eqns.size()) return e;
   Eqn out = e;
   out.inputs = select(e.inputs, inner.used_inputs);
   out.outputs = select(e.outputs, used);

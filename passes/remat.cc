@@ -305,6 +305,8 @@ Jaxpr checkpoint_jaxpr(const Jaxpr& jaxpr, const PolicyRef& policy, bool prevent
   body.constvars.clear();
   body.consts.clear();
   body.debug = nullptr;
+  if (policy)
+    if (JaxprRef rebuilt = policy->restructure(body)) body = *rebuilt;
   Jaxpr outer;
   outer.constvars = jaxpr.constvars;
   outer.consts = jaxpr.consts;

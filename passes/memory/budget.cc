@@ -12,8 +12,11 @@
 
 #include "ir/errors.h"
 #include "ir/primitive.h"
+#include "passes/builder.h"
 #include "passes/dce.h"
+#include "passes/memory/chain_schedule.h"
 #include "passes/memory/flops.h"
+#include "passes/partial_eval.h"
 #include "passes/policies.h"
 #include "passes/remat.h"
 #include "passes/transpose.h"
@@ -23,11 +26,11 @@
 namespace cjax::memory {
 namespace {
 
-// Decides for one jaxpr from a fixed save set; any other jaxpr it is asked about (a nested
-// checkpoint's or a loop's body) saves everything.
-class FixedPlan final : public Policy {
+// Plays a save set back: it answers for every jaxpr whose eqns it has a decision for (the planned
+// body, its nested checkpoints' bodies, and the copies of their eqns that the second split, in
+// transposition, sees); any other jaxpr (a loop's body) saves everything.
+class PlaybackPolicy : public Policy {
  public:
-  FixedPlan(const Jaxpr* body, std::vector<bool> save) : body_(body), save_(std::move(save)) {}
   std::string repr() const override { return "<function memory_plan at 0xXXXXXXXXXXXX>"; }
   PolicyDecision decide(const Primitive&, std::span<const ShapedArray>,
                         const Params&) const override {
@@ -35,16 +38,35 @@ class FixedPlan final : public Policy {
   }
   std::optional<std::vector<PolicyDecision>> plan(const Jaxpr& jaxpr,
                                                   const std::vector<bool>&) const override {
-    if (&jaxpr != body_) return std::nullopt;
-    std::vector<PolicyDecision> d(save_.size());
-    for (size_t k = 0; k < save_.size(); ++k)
-      d[k].kind = save_[k] ? Saveability::save : Saveability::recompute;
+    return playback(jaxpr);
+  }
+  // `save`: one flag per eqn of plan_eqns(body).
+  void record(const Jaxpr& body, const std::vector<bool>& save) const {
+    const std::vector<const Eqn*> eqns = plan_eqns(body);
+    for (size_t k = 0; k < eqns.size(); ++k)
+      for (const Var& o : eqns[k]->outputs) {
+        keep_.push_back(o);  // keeps the id valid
+        decided_[o.id()] = save[k];
+      }
+  }
+  std::optional<std::vector<PolicyDecision>> playback(const Jaxpr& jaxpr) const {
+    std::vector<PolicyDecision> d(jaxpr.eqns.size());
+    for (size_t k = 0; k < d.size(); ++k) {
+      const std::vector<Var>& outs = jaxpr.eqns[k].outputs;
+      if (outs.empty()) {
+        d[k].kind = Saveability::save;
+        continue;
+      }
+      auto it = decided_.find(outs[0].id());
+      if (it == decided_.end()) return std::nullopt;
+      d[k].kind = it->second ? Saveability::save : Saveability::recompute;
+    }
     return d;
   }
 
  private:
-  const Jaxpr* body_;
-  std::vector<bool> save_;
+  mutable std::unordered_map<const void*, bool> decided_;  // eqn output -> saved
+  mutable std::vector<Var> keep_;
 };
 
 // Captures the first jaxpr it is asked to plan.
@@ -75,25 +97,62 @@ bool has_body(const Eqn& e) {
   return false;
 }
 
-// Which eqns are known (all inputs known), and the producer of each var.
+// A nested checkpoint or jit: partial_eval_jaxpr_custom splits its body with the same policy, so
+// its body's eqns are decided one by one and the call itself is transparent.
+bool is_split_call(const Eqn& e) {
+  return (e.prim->name == "remat2" || e.prim->name == "jit") && e.params.find("jaxpr");
+}
+
+void flatten(const Jaxpr& j, std::vector<const Eqn*>& out) {
+  for (const Eqn& e : j.eqns) out.push_back(&e);
+  for (const Eqn& e : j.eqns)
+    if (is_split_call(e)) flatten(*e.params.get_jaxpr("jaxpr"), out);
+}
+
+// The dataflow of the planned eqns (plan_eqns order), seen through nested calls: a nested body's
+// invars are the call's inputs and the call's outputs are the body's outvars (`canonical`).
+// Which eqns are known (all inputs known), the producer of each value, and the known values the
+// staged side reads.
 struct Analysis {
-  std::vector<bool> known;
+  std::vector<const Eqn*> eqns;
+  std::vector<bool> known, transparent;
   std::unordered_map<const void*, size_t> producer;
+  std::unordered_map<const void*, const void*> alias;
   std::vector<double> flops;
   std::vector<size_t> out_bytes;
-  std::vector<const void*> staged_reads;  // known vars read by unknown eqns
+  std::vector<std::vector<const void*>> reads;  // canonical var inputs, per eqn
+  std::vector<const void*> staged_reads;        // known values read by unknown eqns
+  // What a save set starts from: save everything, or (outer level only) save the body's own eqns
+  // and recompute inside nested checkpoints; `scope` marks the eqns the search may flip.
+  std::vector<bool> base, scope;
+  const void* canonical(const Atom& x) const {
+    if (x.is_literal()) return nullptr;
+    auto it = alias.find(x.var().id());
+    return it == alias.end() ? x.var().id() : it->second;
+  }
 };
 
-Analysis analyze(const Jaxpr& body, const std::vector<bool>& in_unknown) {
-  Analysis a;
-  std::unordered_map<const void*, bool> unknown;
-  for (size_t i = 0; i < body.invars.size(); ++i) unknown[body.invars[i].id()] = in_unknown[i];
-  a.known.resize(body.eqns.size());
-  for (size_t k = 0; k < body.eqns.size(); ++k) {
-    const Eqn& e = body.eqns[k];
+void walk(const Jaxpr& j, const std::unordered_map<const Eqn*, size_t>& index, Analysis& a,
+          std::unordered_map<const void*, bool>& unknown) {
+  for (const Eqn& e : j.eqns) {
+    const size_t k = index.at(&e);
+    if (is_split_call(e)) {
+      const Jaxpr& b = *e.params.get_jaxpr("jaxpr");
+      for (size_t i = 0; i < b.invars.size() && i < e.inputs.size(); ++i)
+        if (const void* c = a.canonical(e.inputs[i])) a.alias[b.invars[i].id()] = c;
+      walk(b, index, a, unknown);
+      for (size_t i = 0; i < b.outvars.size() && i < e.outputs.size(); ++i)
+        if (const void* c = a.canonical(b.outvars[i])) a.alias[e.outputs[i].id()] = c;
+      a.transparent[k] = true;
+      continue;
+    }
     bool any = false;
     for (const Atom& in : e.inputs)
-      if (in.is_var() && unknown[in.var().id()]) any = true;
+      if (const void* c = a.canonical(in)) {
+        a.reads[k].push_back(c);
+        auto u = unknown.find(c);
+        any = any || (u != unknown.end() && u->second);
+      }
     a.known[k] = !any;
     size_t bytes = 0;
     for (const Var& o : e.outputs) {
@@ -101,11 +160,39 @@ Analysis analyze(const Jaxpr& body, const std::vector<bool>& in_unknown) {
       a.producer[o.id()] = k;
       bytes += o.aval().nbytes();
     }
-    a.flops.push_back(eqn_flops(e));
-    a.out_bytes.push_back(bytes);
+    a.flops[k] = eqn_flops(e);
+    a.out_bytes[k] = bytes;
     if (any)
-      for (const Atom& in : e.inputs)
-        if (in.is_var() && !unknown[in.var().id()]) a.staged_reads.push_back(in.var().id());
+      for (const void* c : a.reads[k])
+        if (auto u = unknown.find(c); u == unknown.end() || !u->second) a.staged_reads.push_back(c);
+  }
+}
+
+Analysis analyze(const Jaxpr& body, const std::vector<bool>& in_unknown, bool outer_only = false) {
+  Analysis a;
+  a.eqns = plan_eqns(body);
+  const size_t n = a.eqns.size();
+  a.known.assign(n, false);
+  a.transparent.assign(n, false);
+  a.flops.assign(n, 0);
+  a.out_bytes.assign(n, 0);
+  a.reads.resize(n);
+  std::unordered_map<const Eqn*, size_t> index;
+  for (size_t k = 0; k < n; ++k) index[a.eqns[k]] = k;
+  std::unordered_map<const void*, bool> unknown;
+  for (size_t i = 0; i < body.invars.size(); ++i) unknown[body.invars[i].id()] = in_unknown[i];
+  walk(body, index, a, unknown);
+  a.base.assign(n, true);
+  a.scope.assign(n, true);
+  if (outer_only) {
+    // The body's eqns, and the producers of what its nested checkpoints return (a chain
+    // schedule's snapshots).
+    for (size_t k = body.eqns.size(); k < n; ++k) a.base[k] = a.scope[k] = false;
+    for (const Eqn& e : body.eqns)
+      if (is_split_call(e))
+        for (const Var& o : e.outputs)
+          if (auto p = a.producer.find(a.canonical(o)); p != a.producer.end())
+            a.base[p->second] = a.scope[p->second] = true;
   }
   return a;
 }
@@ -118,9 +205,9 @@ struct Closure {
   size_t residual_bytes = 0;
 };
 
-Closure closure(const Jaxpr& body, const Analysis& a, const std::vector<bool>& save) {
+Closure closure(const Analysis& a, const std::vector<bool>& save) {
   Closure c;
-  c.recomputed.assign(body.eqns.size(), false);
+  c.recomputed.assign(a.eqns.size(), false);
   std::unordered_map<const void*, bool> seen;
   std::vector<const void*> work = a.staged_reads;
   while (!work.empty()) {
@@ -131,23 +218,33 @@ Closure closure(const Jaxpr& body, const Analysis& a, const std::vector<bool>& s
     if (p == a.producer.end()) continue;  // an input: the caller's buffer
     const size_t k = p->second;
     if (!a.known[k]) continue;
-    if (save[k] || has_body(body.eqns[k])) {
-      for (const Var& o : body.eqns[k].outputs)
+    if (save[k] || has_body(*a.eqns[k])) {
+      for (const Var& o : a.eqns[k]->outputs)
         if (o.id() == v) c.residual_bytes += o.aval().nbytes();
       continue;
     }
     if (!c.recomputed[k]) {
       c.recomputed[k] = true;
       c.flops += a.flops[k];
-      for (const Atom& in : body.eqns[k].inputs)
-        if (in.is_var()) work.push_back(in.var().id());
+      for (const void* in : a.reads[k]) work.push_back(in);
     }
   }
   return c;
 }
 
-std::vector<bool> all_saved(const Jaxpr& body) {
-  return std::vector<bool>(body.eqns.size(), true);
+// The eqns whose save/recompute choice changes the programs, within the analysis' scope.
+std::vector<size_t> candidates_of(const Analysis& a) {
+  std::vector<bool> none(a.eqns.size(), false);
+  for (size_t k = 0; k < none.size(); ++k) none[k] = a.base[k] && !a.scope[k];
+  Closure c = closure(a, none);
+  std::vector<size_t> cand;
+  for (size_t k = 0; k < a.eqns.size(); ++k)
+    if (a.scope[k] && c.recomputed[k] && a.out_bytes[k] > 0) cand.push_back(k);
+  return cand;
+}
+
+std::vector<bool> all_saved(const Analysis& a) {
+  return a.base;
 }
 
 std::vector<bool> recompute_key(const Closure& c, const std::vector<size_t>& cand) {
@@ -178,9 +275,9 @@ std::vector<Costed> enumerate(const Jaxpr& body, const std::vector<bool>& in_unk
   };
   std::map<std::vector<bool>, Entry> distinct;
   for (uint64_t mask = 0; mask < (uint64_t{1} << n); ++mask) {
-    std::vector<bool> save = all_saved(body);
+    std::vector<bool> save = all_saved(a);
     for (size_t i = 0; i < n; ++i) save[cand[i]] = (mask >> i) & 1;
-    Closure c = closure(body, a, save);
+    Closure c = closure(a, save);
     std::vector<bool> key = recompute_key(c, cand);
     size_t count = static_cast<size_t>(std::count(key.begin(), key.end(), true));
     distinct.emplace(std::move(key), Entry{std::move(save), c.flops, count});
@@ -190,13 +287,25 @@ std::vector<Costed> enumerate(const Jaxpr& body, const std::vector<bool>& in_unk
   std::stable_sort(order.begin(), order.end(), [](const Entry& x, const Entry& y) {
     return x.flops != y.flops ? x.flops < y.flops : x.recomputed < y.recomputed;
   });
+  // Without nested calls the closure's FLOPs are the backward program's recomputed FLOPs, so the
+  // first set that fits is the cheapest. With nested checkpoints the backward program recomputes
+  // more (their transposition recomputes their bodies again), so the closure's FLOPs only bound
+  // it from below: the search goes on until that bound reaches the cheapest fit found. (Were the
+  // bound ever broken, every set is costed.)
+  const bool ordered_exactly =
+      std::none_of(a.transparent.begin(), a.transparent.end(), [](bool t) { return t; });
   std::vector<Costed> out;
+  std::optional<double> cheapest_fit;
+  bool bound_holds = true;
   for (Entry& e : order) {
+    if (cheapest_fit && bound_holds && e.flops >= *cheapest_fit) break;
     StepModel m = evaluate_plan(body, in_unknown, e.save).model;
     ++*evaluations;
+    bound_holds = bound_holds && m.recompute_flops >= e.flops;
     const bool fits = stop_at_budget && m.peak_bytes <= *stop_at_budget;
+    if (fits) cheapest_fit = std::min(cheapest_fit.value_or(m.recompute_flops), m.recompute_flops);
     out.push_back({std::move(e.save), std::move(m)});
-    if (fits) break;
+    if (fits && ordered_exactly) break;
   }
   return out;
 }
@@ -210,7 +319,7 @@ std::vector<Costed> greedy(const Jaxpr& body, const std::vector<bool>& in_unknow
                            std::optional<size_t> stop_at_budget, size_t* evaluations) {
   constexpr size_t kGreedyExactCandidates = 40;
   std::vector<Costed> out;
-  std::vector<bool> save = all_saved(body);
+  std::vector<bool> save = all_saved(a);
   auto cost = [&](const std::vector<bool>& s) {
     ++*evaluations;
     return evaluate_plan(body, in_unknown, s).model;
@@ -220,14 +329,14 @@ std::vector<Costed> greedy(const Jaxpr& body, const std::vector<bool>& in_unknow
     const bool fits = stop_at_budget && m.peak_bytes <= *stop_at_budget;
     out.push_back({save, m});
     if (fits) return out;
-    const Closure now = closure(body, a, save);
+    const Closure now = closure(a, save);
     double best = 0;
     size_t pick = 0;
     std::optional<StepModel> picked;
     for (size_t k : cand) {
       if (!save[k]) continue;
       save[k] = false;
-      Closure c = closure(body, a, save);
+      Closure c = closure(a, save);
       if (cand.size() <= kGreedyExactCandidates) {
         StepModel t = cost(save);
         if (t.peak_bytes < m.peak_bytes) {
@@ -250,9 +359,9 @@ std::vector<Costed> greedy(const Jaxpr& body, const std::vector<bool>& in_unknow
   // may pass by (saving nothing is the last resort).
   for (const PolicyRef& builtin : {policies::nothing_saveable(), policies::dots_saveable(),
                                    policies::dots_with_no_batch_dims_saveable()}) {
-    std::vector<bool> s = all_saved(body);
+    std::vector<bool> s = all_saved(a);
     for (size_t k : cand) {
-      const Eqn& e = body.eqns[k];
+      const Eqn& e = *a.eqns[k];
       std::vector<ShapedArray> avals = avals_of(std::span<const Atom>(e.inputs));
       s[k] = policies::decide(builtin, *e.prim, avals, e.params).kind == Saveability::save;
     }
@@ -271,58 +380,89 @@ PlanProblem plan_problem(const Jaxpr& jaxpr) {
 }
 
 std::vector<size_t> plan_candidates(const Jaxpr& body, const std::vector<bool>& in_unknown) {
-  Analysis a = analyze(body, in_unknown);
-  Closure c = closure(body, a, std::vector<bool>(body.eqns.size(), false));
-  std::vector<size_t> cand;
-  for (size_t k = 0; k < body.eqns.size(); ++k)
-    if (c.recomputed[k] && a.out_bytes[k] > 0) cand.push_back(k);
-  return cand;
+  return candidates_of(analyze(body, in_unknown));
+}
+
+std::vector<const Eqn*> plan_eqns(const Jaxpr& body) {
+  std::vector<const Eqn*> out;
+  flatten(body, out);
+  return out;
 }
 
 PlanCost evaluate_plan(const Jaxpr& body, const std::vector<bool>& in_unknown,
                        const std::vector<bool>& save) {
-  const size_t n_in = body.invars.size(), n_out = body.outvars.size();
-  auto policy = std::make_shared<FixedPlan>(&body, save);
-  std::vector<bool> all(n_in, true), none(n_out, false);
-  CustomPartialEval pe = partial_eval_jaxpr_custom(body, in_unknown, all, none, none, policy);
-
-  DceResult staged = dce(pe.staged, select(pe.out_unknown, pe.out_inst));
-  std::vector<bool> used_res(staged.used_inputs.begin(),
-                             staged.used_inputs.begin() + static_cast<ptrdiff_t>(pe.num_residuals));
-  // The staged side's inputs: the residuals, then every input of the body (instantiated); the
-  // known ones among those are non-linear too, and the forward program hands them over.
-  std::vector<bool> linear(pe.num_residuals, false);
-  linear.insert(linear.end(), in_unknown.begin(), in_unknown.end());
-  std::vector<Var> handed_over;
-  for (size_t i = 0; i < n_in; ++i)
-    if (!in_unknown[i] && staged.used_inputs[pe.num_residuals + i])
-      handed_over.push_back(body.invars[i]);
-  linear = select(linear, staged.used_inputs);
-  staged.jaxpr.invars = select(staged.jaxpr.invars, staged.used_inputs);
-  const size_t n_known_out = pe.known.outvars.size() - pe.num_residuals;
-  std::vector<bool> known_keep(n_known_out, true);
-  known_keep.insert(known_keep.end(), used_res.begin(), used_res.end());
-  Jaxpr known = dce(pe.known, known_keep).jaxpr;
-  size_t num_res = static_cast<size_t>(std::count(used_res.begin(), used_res.end(), true));
-  known = insert_reduce_precision(known, num_res);
-  known.outvars.insert(known.outvars.end(), handed_over.begin(), handed_over.end());
-  num_res += handed_over.size();
-
+  if (save.size() != plan_eqns(body).size())
+    throw Error(fmt::format("evaluate_plan: {} save flags for {} planned eqns", save.size(),
+                            plan_eqns(body).size()));
+  // The programs vjp builds: the linearized function is one remat2 eqn whose body is `body`;
+  // partial evaluation splits it with the save set (remat2's rule), and transposition splits the
+  // staged remat2 again. Running the same passes on the same eqns (the copy keeps the var
+  // identities the policy plays back) makes the model the model of the real programs, nested
+  // checkpoints included.
+  auto policy = std::make_shared<PlaybackPolicy>();
+  policy->record(body, save);
+  Jaxpr program;
+  for (const Var& v : body.invars) program.invars.emplace_back(v.aval());
+  JaxprBuilder b;
+  Params params{
+      {"differentiated", false}, {"policy", ParamValue(PolicyRef(policy))}, {"prevent_cse", true}};
+  std::vector<Var> outs =
+      b.emit("remat2", std::vector<Atom>(program.invars.begin(), program.invars.end()),
+             with_jaxpr(params, body));
+  program = b.build(program.invars, std::vector<Atom>(outs.begin(), outs.end()));
+  PartialEvalResult pe =
+      partial_eval(program, in_unknown, std::vector<bool>(program.outvars.size(), false));
+  std::vector<bool> linear(pe.residuals.size(), false);
+  linear.resize(pe.staged.invars.size(), true);
   PlanCost r;
-  r.fwd = std::move(known);
-  r.bwd = transpose_jaxpr(staged.jaxpr, linear);
-  r.model = model_step(r.fwd, r.bwd, num_res);
+  r.fwd = std::move(pe.known);
+  r.bwd = transpose_jaxpr(pe.staged, linear);
+  r.model = model_step(r.fwd, r.bwd, pe.residuals.size());
   return r;
 }
 
-BudgetSolution solve_memory_budget(const Jaxpr& body, const std::vector<bool>& in_unknown,
-                                   size_t budget) {
+std::optional<BudgetSolution> try_solve_memory_budget(const Jaxpr& body,
+                                                      const std::vector<bool>& in_unknown,
+                                                      size_t budget, bool outer_only,
+                                                      SearchInfo* info, double flops_to_beat) {
   const auto t0 = std::chrono::steady_clock::now();
-  const Analysis a = analyze(body, in_unknown);
-  const std::vector<size_t> cand = plan_candidates(body, in_unknown);
+  const Analysis a = analyze(body, in_unknown, outer_only);
+  const std::vector<size_t> cand = candidates_of(a);
   BudgetSolution s;
   s.candidates = cand.size();
-  s.exact = cand.size() <= kExactCandidates;
+  // A chain schedule's outer level is searched exhaustively only when small: its closure bounds
+  // the recomputation loosely (the nested levels recompute more), so the search costs most sets.
+  s.exact = cand.size() <= (outer_only ? kExactOuterCandidates : kExactCandidates);
+  if (outer_only) {
+    // A chain schedule's outer level is bracketed first. Saving nothing there gives its smallest
+    // residuals: when that does not fit, the schedule is dropped without a search (saving more
+    // rarely lowers the peak, and the search would cost every set). Saving all of it (the
+    // snapshots of the first sweep) recomputes the least: when that fits it is the answer, and
+    // when it does not beat `flops_to_beat` no choice of this schedule does.
+    std::vector<bool> nothing = all_saved(a);
+    for (size_t k : cand) nothing[k] = false;
+    StepModel low = evaluate_plan(body, in_unknown, nothing).model;
+    ++s.evaluations;
+    if (low.peak_bytes > budget) {
+      if (info) *info = {low.peak_bytes, false, false};
+      return std::nullopt;
+    }
+    StepModel cheap = evaluate_plan(body, in_unknown, all_saved(a)).model;
+    ++s.evaluations;
+    const size_t smallest = std::min(low.peak_bytes, cheap.peak_bytes);
+    if (cheap.recompute_flops >= flops_to_beat) {
+      if (info) *info = {smallest, false, true};
+      return std::nullopt;
+    }
+    if (cheap.peak_bytes <= budget) {
+      s.save = all_saved(a);
+      s.model = std::move(cheap);
+      s.exact = true;
+      s.solve_ms = ms_since(t0);
+      if (info) *info = {smallest, true, false};
+      return s;
+    }
+  }
   std::vector<Costed> tried = s.exact ? enumerate(body, in_unknown, a, cand, budget, &s.evaluations)
                                       : greedy(body, in_unknown, a, cand, budget, &s.evaluations);
   s.solve_ms = ms_since(t0);
@@ -336,15 +476,26 @@ BudgetSolution solve_memory_budget(const Jaxpr& body, const std::vector<bool>& i
         (!best || c.model.recompute_flops < best->model.recompute_flops))
       best = &c;
   }
-  if (!best)
-    throw Error(fmt::format(
-        "memory_budget: no save set fits a peak of {} ({} bytes); the smallest {} is {} ({} "
-        "bytes)",
-        format_bytes(budget), budget, s.exact ? "feasible peak" : "peak the greedy search found",
-        format_bytes(smallest), smallest));
+  if (info) *info = {smallest, s.exact, false};
+  if (!best) return std::nullopt;
   s.save = best->save;
   s.model = best->model;
   return s;
+}
+
+std::string infeasible_message(size_t budget, size_t smallest, bool exact) {
+  return fmt::format(
+      "memory_budget: no save set fits a peak of {} ({} bytes); the smallest {} is {} ({} bytes)",
+      format_bytes(budget), budget, exact ? "feasible peak" : "peak the greedy search found",
+      format_bytes(smallest), smallest);
+}
+
+BudgetSolution solve_memory_budget(const Jaxpr& body, const std::vector<bool>& in_unknown,
+                                   size_t budget) {
+  SearchInfo info;
+  std::optional<BudgetSolution> s = try_solve_memory_budget(body, in_unknown, budget, false, &info);
+  if (!s) throw Error(infeasible_message(budget, info.smallest_peak, info.exact));
+  return std::move(*s);
 }
 
 std::vector<BudgetSolution> pareto_frontier(const Jaxpr& body,
@@ -378,7 +529,21 @@ std::vector<BudgetSolution> pareto_frontier(const Jaxpr& body,
 
 namespace {
 
-class BudgetPolicy final : public Policy {
+// The same planned eqns, primitive for primitive (the jvp of one body, traced twice).
+bool same_structure(const Jaxpr& a, const Jaxpr& b) {
+  const std::vector<const Eqn*> x = plan_eqns(a), y = plan_eqns(b);
+  if (x.size() != y.size() || a.invars.size() != b.invars.size()) return false;
+  for (size_t k = 0; k < x.size(); ++k) {
+    if (x[k]->prim != y[k]->prim || x[k]->inputs.size() != y[k]->inputs.size() ||
+        x[k]->outputs.size() != y[k]->outputs.size())
+      return false;
+    for (size_t o = 0; o < x[k]->outputs.size(); ++o)
+      if (!x[k]->outputs[o].aval().same_type(y[k]->outputs[o].aval())) return false;
+  }
+  return true;
+}
+
+class BudgetPolicy final : public PlaybackPolicy {
  public:
   explicit BudgetPolicy(size_t bytes) : bytes_(bytes) {}
   std::string repr() const override { return "<function memory_budget at 0xXXXXXXXXXXXX>"; }
@@ -391,38 +556,47 @@ class BudgetPolicy final : public Policy {
   }
   std::optional<std::vector<PolicyDecision>> plan(
       const Jaxpr& jaxpr, const std::vector<bool>& in_unknown) const override {
-    // The backward side of a split is split again (linearize and transpose partial-evaluate the
-    // staged remat2): its eqns are the ones this policy chose to recompute, and they keep that
-    // decision rather than being planned afresh.
-    std::vector<PolicyDecision> d(jaxpr.eqns.size());
-    bool seen_all = true;
-    for (size_t k = 0; k < d.size(); ++k) {
-      const std::vector<Var>& outs = jaxpr.eqns[k].outputs;
-      auto it = outs.empty() ? decided_.end() : decided_.find(outs[0].id());
-      if (it == decided_.end()) {
-        seen_all = false;
-        break;
-      }
-      d[k].kind = it->second ? Saveability::save : Saveability::recompute;
+    // The solver decides for the body and the bodies of its nested checkpoints at once; the
+    // nested bodies, and the backward side of each split (linearize and transpose split the
+    // staged remat2 again), are answered with those decisions rather than planned afresh. A
+    // jaxpr it has not decided (a loop's body) is planned on its own.
+    if (jaxpr.eqns.empty()) return std::vector<PolicyDecision>{};
+    if (auto d = playback(jaxpr)) return d;
+    if (pending_ && same_structure(pending_->first, jaxpr)) {
+      // The chain schedule restructure() picked: its problem was solved there already.
+      last_ = std::move(pending_->second);
+      pending_.reset();
+      record(jaxpr, last_->save);
+      return playback(jaxpr);
     }
-    if (seen_all && !d.empty()) return d;
-    last_ = solve_memory_budget(jaxpr, in_unknown, bytes_);
-    for (size_t k = 0; k < d.size(); ++k) {
-      d[k].kind = last_->save[k] ? Saveability::save : Saveability::recompute;
-      for (const Var& o : jaxpr.eqns[k].outputs) {
-        keep_.push_back(o);  // keeps the id valid
-        decided_[o.id()] = last_->save[k];
-      }
-    }
-    return d;
+    SearchInfo info;
+    last_ = try_solve_memory_budget(jaxpr, in_unknown, bytes_, chain_slots_ > 0, &info);
+    if (!last_) throw Error(infeasible_message(bytes_, info.smallest_peak, info.exact));
+    record(jaxpr, last_->save);
+    return playback(jaxpr);
+  }
+  // A chain of equal layers is nested as checkpoints when a binomial schedule recomputes less
+  // under the budget than any save set of the body as written (chain_schedule.h).
+  JaxprRef restructure(const Jaxpr& body) const override {
+    const auto t0 = std::chrono::steady_clock::now();
+    std::optional<Chain> chain = find_chain(body);
+    if (!chain) return nullptr;
+    const std::vector<ChainSchedule> schedules = chain_schedules(body, *chain, bytes_);
+    const ChainSchedule& pick = pick_chain_schedule(schedules, bytes_);
+    chain_slots_ = pick.slots;
+    pending_.emplace(pick.problem.body, *pick.solution);
+    pending_->second.solve_ms = ms_since(t0);  // every schedule's search
+    if (pick.slots == 0) return nullptr;
+    return std::make_shared<const Jaxpr>(pick.body);
   }
   const BudgetSolution* last() const { return last_ ? &*last_ : nullptr; }
+  size_t chain_slots() const { return chain_slots_; }
 
  private:
   size_t bytes_;
+  mutable size_t chain_slots_ = 0;
+  mutable std::optional<std::pair<Jaxpr, BudgetSolution>> pending_;
   mutable std::optional<BudgetSolution> last_;
-  mutable std::unordered_map<const void*, bool> decided_;  // eqn output -> saved
-  mutable std::vector<Var> keep_;
 };
 
 }  // namespace
@@ -430,6 +604,11 @@ class BudgetPolicy final : public Policy {
 const BudgetSolution* last_solution(const PolicyRef& policy) {
   const auto* p = dynamic_cast<const BudgetPolicy*>(policy.get());
   return p ? p->last() : nullptr;
+}
+
+size_t last_chain_slots(const PolicyRef& policy) {
+  const auto* p = dynamic_cast<const BudgetPolicy*>(policy.get());
+  return p ? p->chain_slots() : 0;
 }
 
 size_t parse_bytes(const std::string& text) {

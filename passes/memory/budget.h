@@ -4,17 +4,22 @@
 // and the policy answers for every eqn at once with the save set its solver chose.
 //
 // The solver's candidates are the known eqns whose outputs the backward side reads (directly or
-// through other known eqns): each is saved (a residual) or recomputed in the backward program.
-// A choice is costed by building the forward and backward programs it gives (as the remat rule
-// and transposition build them) and running the memory model (memory_model.h) on them. Up to
-// kExactCandidates candidates the search is exact: every distinct recompute set, in order of
-// increasing recomputed FLOPs, until one fits. Beyond that a greedy knapsack starts from saving
-// everything and stops saving, one at a time, the value that frees the most residual bytes per
-// recomputed FLOP until the peak fits; the built-in policies' save sets are costed too.
-// docs/auto-remat.md explains the model and the trade-off.
+// through other known eqns), those inside nested checkpoints included (partial_eval_jaxpr_custom
+// splits them with the same policy): each is saved (a residual) or recomputed in the backward
+// program. A choice is costed by running the passes vjp runs (partial evaluation of a remat2
+// holding the body, transposition of its staged half) with a policy that plays the choice back,
+// and the memory model (memory_model.h) on the programs they build. Up to kExactCandidates
+// candidates the search is exact: every distinct recompute set, in order of increasing
+// recomputed FLOPs, until the cheapest fit is certain. Beyond that a greedy knapsack starts from
+// saving everything and stops saving, one at a time, the value that frees the most residual
+// bytes per recomputed FLOP until the peak fits; the built-in policies' save sets are costed too.
+// A chain of equal layers is also nested as checkpoints along Griewank's schedule
+// (chain_schedule.h). docs/auto-remat.md explains the model and the trade-off.
 #pragma once
 
+#include <cmath>
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +30,8 @@
 namespace cjax::memory {
 
 inline constexpr size_t kExactCandidates = 10;
+// The same limit for the outer level of a chain schedule (try_solve_memory_budget's outer_only).
+inline constexpr size_t kExactOuterCandidates = 8;
 
 // The jaxpr a memory_budget policy plans: the linearized body of a checkpoint and which of its
 // inputs are unknown (tangents).
@@ -35,11 +42,18 @@ struct PlanProblem {
 // The problem checkpoint_jaxpr(jaxpr, memory_budget(...)) poses under vjp.
 PlanProblem plan_problem(const Jaxpr& jaxpr);
 
-// The eqns of `body` whose save/recompute choice changes the programs.
+// The eqns a save set decides, in this order: the body's eqns, then (recursively) those of the
+// bodies of its nested checkpoints (remat2) and jits, which partial_eval_jaxpr_custom splits with
+// the same policy; the nested calls themselves are decided by their bodies. Every save vector
+// below has one flag per entry.
+std::vector<const Eqn*> plan_eqns(const Jaxpr& body);
+
+// The eqns (indices into plan_eqns) whose save/recompute choice changes the programs.
 std::vector<size_t> plan_candidates(const Jaxpr& body, const std::vector<bool>& in_unknown);
 
 // The forward and backward programs (and the model of their step) when the eqns marked in
-// `save` are saved and the other known eqns recomputed.
+// `save` are saved and the other known eqns recomputed: the programs vjp builds for
+// checkpoint(f, policy) when the policy makes these choices.
 struct PlanCost {
   StepModel model;
   Jaxpr fwd, bwd;
@@ -48,16 +62,35 @@ PlanCost evaluate_plan(const Jaxpr& body, const std::vector<bool>& in_unknown,
                        const std::vector<bool>& save);
 
 struct BudgetSolution {
-  std::vector<bool> save;  // per eqn of the body
+  std::vector<bool> save;  // per eqn of plan_eqns(body)
   StepModel model;         // of the chosen save set
   bool exact = false;      // proven optimal (exhaustive search)
   size_t candidates = 0, evaluations = 0;
-  double solve_ms = 0;
+  double solve_ms = 0;  // for a chain schedule: the search over every schedule
 };
 // The save set with the fewest recomputed FLOPs whose modelled peak is at most `budget` bytes.
 // Throws cjax::Error stating the smallest feasible peak when no save set fits.
 BudgetSolution solve_memory_budget(const Jaxpr& body, const std::vector<bool>& in_unknown,
                                    size_t budget);
+
+// What a search saw besides its choice.
+struct SearchInfo {
+  size_t smallest_peak = 0;  // the smallest peak among the save sets it costed
+  bool exact = false;        // it was exhaustive
+  bool pruned = false;       // nothing in it could beat flops_to_beat (outer_only)
+};
+// solve_memory_budget without the throw: nullopt when no save set fits. `outer_only`: decide only
+// the body's own eqns and the values its nested checkpoints return (a chain schedule's
+// snapshots); inside the nested checkpoints everything is recomputed, as their own policy (None)
+// would; then the search stops early when saving the whole outer level does not recompute less
+// than `flops_to_beat` (the best other schedule).
+std::optional<BudgetSolution> try_solve_memory_budget(const Jaxpr& body,
+                                                      const std::vector<bool>& in_unknown,
+                                                      size_t budget, bool outer_only = false,
+                                                      SearchInfo* info = nullptr,
+                                                      double flops_to_beat = HUGE_VAL);
+// The error text for a budget below `smallest` (`exact`: the search was exhaustive).
+std::string infeasible_message(size_t budget, size_t smallest, bool exact);
 
 // The trade-off curve: save sets none of which is beaten in both peak bytes and recomputed
 // FLOPs, by increasing peak (exhaustive up to kExactCandidates, else the greedy sequence).
@@ -66,6 +99,9 @@ std::vector<BudgetSolution> pareto_frontier(const Jaxpr& body, const std::vector
 // The solution a memory_budget policy found the last time it planned (nullptr before that, or
 // for another kind of policy).
 const BudgetSolution* last_solution(const PolicyRef& policy);
+// The snapshot slots of the chain schedule a memory_budget policy last checkpointed with (0: the
+// body as written, or no chain; chain_schedule.h).
+size_t last_chain_slots(const PolicyRef& policy);
 
 // "24MiB", "1.5 GiB", "512KiB", "100kB", "4096" (bytes) -> bytes; UsageError otherwise.
 size_t parse_bytes(const std::string& text);
@@ -78,8 +114,10 @@ namespace cjax::policies {
 
 // Saves what minimizes the FLOPs the backward program recomputes subject to the step's modelled
 // peak (memory_model.h) being at most `bytes`; an impossible budget is a cjax::Error naming the
-// smallest feasible peak. Plans the whole checkpointed function: use it as
-// checkpoint(f, memory_budget(bytes)) (it cannot be combined with save_from_both_policies).
+// smallest feasible peak. A body that is a chain of equal layers may be nested as checkpoints
+// following Griewank's binomial schedule first (chain_schedule.h). Plans the whole checkpointed
+// function: use it as checkpoint(f, memory_budget(bytes)) (it cannot be combined with
+// save_from_both_policies).
 PolicyRef memory_budget(size_t bytes);
 
 }  // namespace cjax::policies
