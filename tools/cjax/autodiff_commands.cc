@@ -87,16 +87,22 @@ int print_residuals(const AutodiffOptions& opts, bool bytes, bool json, std::ost
   });
 }
 
+namespace {
+
+// The vjp pair as compiled code runs it: cheap residuals recomputed (docs/backend.md).
+VjpResult as_compiled(const VjpResult& r) {
+  ResidualSplit s = recompute_cheap_residuals(r.fwd, r.bwd, r.num_residuals);
+  return {std::move(s.fwd), std::move(s.bwd), s.num_residuals};
+}
+
+}  // namespace
+
 int print_fwd_bwd(const AutodiffOptions& opts, const std::string& layout, const std::string& only,
                   bool compiled, std::ostream& out, std::ostream& err) {
   return guarded(err, describe(opts.src), [&] {
     PreparedProgram p = prepare_program(opts);
     VjpResult r = vjp_jaxpr(p.jaxpr);
-    if (compiled) {
-      ResidualSplit s = recompute_cheap_residuals(r.fwd, r.bwd, r.num_residuals);
-      r.fwd = std::move(s.fwd);
-      r.bwd = std::move(s.bwd);
-    }
+    if (compiled) r = as_compiled(r);
     std::string fwd = to_string(r.fwd), bwd = to_string(r.bwd);
     if (only == "fwd")
       out << fwd << "\n";
@@ -123,6 +129,7 @@ int print_grad(const AutodiffOptions& opts, const InputOptions& inputs, const st
         make_inputs(p.jaxpr, p.arg_names, inputs, default_inputs(opts.src));
     VjpResult r = vjp_jaxpr(p.jaxpr);
     const Evaluator evaluator = parse_evaluator(backend);
+    if (evaluator == Evaluator::cpu) r = as_compiled(r);  // as grad runs it
     const std::string where = describe(opts.src);
     std::vector<runtime::Buffer> fwd = evaluate(r.fwd, args, evaluator, where + " (forward)");
     size_t n_out = p.jaxpr.outvars.size();
