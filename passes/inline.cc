@@ -129,6 +129,28 @@ Jaxpr expand_remat(const Jaxpr& jaxpr) {
   return r;
 }
 
+bool forwards_operands(std::string_view prim) {
+  return prim == "name" || prim == "optimization_barrier" || prim == "device_put" ||
+         prim == "stop_gradient";
+}
+
+Jaxpr drop_forwarding_eqns(const Jaxpr& jaxpr) {
+  std::unordered_map<Var, Atom, VarHash> env;
+  Jaxpr out = jaxpr;
+  out.eqns.clear();
+  for (const Eqn& e : jaxpr.eqns) {
+    Eqn copy = e;
+    for (Atom& in : copy.inputs) in = read_env(env, in);
+    if (forwards_operands(e.prim->name) && copy.inputs.size() == copy.outputs.size()) {
+      for (size_t i = 0; i < copy.outputs.size(); ++i) env.emplace(copy.outputs[i], copy.inputs[i]);
+      continue;
+    }
+    out.eqns.push_back(std::move(copy));
+  }
+  for (Atom& o : out.outvars) o = read_env(env, o);
+  return out;
+}
+
 Jaxpr inline_calls(const Jaxpr& jaxpr) {
   JaxprBuilder b;
   std::unordered_map<Var, Atom, VarHash> env;

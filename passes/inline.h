@@ -3,6 +3,7 @@
 #pragma once
 
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "ir/jaxpr.h"
@@ -23,5 +24,12 @@ Jaxpr inline_calls(const Jaxpr& jaxpr);
 // a backward program (differentiated=True, prevent_cse=True) first passes its inputs through one
 // `optimization_barrier`, so no later cse can merge it with the forward computation it repeats.
 Jaxpr expand_remat(const Jaxpr& jaxpr);
+
+// name, optimization_barrier, device_put and stop_gradient: their outputs are their operands.
+bool forwards_operands(std::string_view prim);
+// `jaxpr` (top level) without those eqns, their outputs read as their operands. For the compiled
+// back end: no cse runs there, so a barrier has nothing to guard, and a value passed through one
+// between two compiled segments would otherwise be copied.
+Jaxpr drop_forwarding_eqns(const Jaxpr& jaxpr);
 
 }  // namespace cjax

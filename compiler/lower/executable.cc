@@ -169,8 +169,9 @@ struct Segmentation {
 Segmentation segment(const Jaxpr& program, const CompileOptions& options) {
   Segmentation out;
   // Calls inlined and transposed dots folded first, so that no segment boundary separates a
-  // dot from the transpose folded into it.
-  out.jaxpr = fold_transposed_dots(inline_top_level_calls(program));
+  // dot from the transpose folded into it; values passed through a barrier or a name are read
+  // from where they were computed (a segment returning them would copy them).
+  out.jaxpr = fold_transposed_dots(drop_forwarding_eqns(inline_top_level_calls(program)));
   out.segments = split_into_segments(out.jaxpr, options.max_segment_eqns, is_runtime_call);
   std::unordered_set<std::string> seen;
   for (size_t k = 0; k < out.segments.size(); ++k) {

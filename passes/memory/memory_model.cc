@@ -7,6 +7,7 @@
 
 #include "ir/liveness.h"
 #include "ir/primitive.h"
+#include "passes/inline.h"
 #include "passes/memory/flops.h"
 #include "passes/vjp.h"
 
@@ -44,11 +45,6 @@ class Ref {
   };
   std::shared_ptr<Block> block_;
 };
-
-bool forwards_operands(std::string_view prim) {
-  return prim == "name" || prim == "optimization_barrier" || prim == "device_put" ||
-         prim == "stop_gradient";
-}
 
 const Jaxpr* jaxpr_param(const Params& p, std::string_view key) {
   const ParamValue* v = p.find(key);
