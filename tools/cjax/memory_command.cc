@@ -4,8 +4,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <limits>
+#include <optional>
+
 #include "ir/errors.h"
 #include "passes/memory/budget.h"
+#include "passes/memory/chain_schedule.h"
 #include "passes/memory/memory_model.h"
 #include "passes/policies.h"
 #include "passes/remat.h"
@@ -43,6 +48,17 @@ std::string flops(double f) {
   return fmt::format("{:.1f} G", f / 1e9);
 }
 
+// The smallest peak any nested schedule of `j`'s chain reaches (SIZE_MAX when `j` is no chain).
+size_t smallest_chain_peak(const Jaxpr& j) {
+  size_t best = std::numeric_limits<size_t>::max();
+  if (!j.constvars.empty()) return best;
+  const std::optional<memory::Chain> chain = memory::find_chain(j);
+  if (!chain) return best;
+  for (const memory::ChainSchedule& s : memory::chain_schedules(j, *chain, 0))
+    if (s.smallest_peak > 0) best = std::min(best, s.smallest_peak);
+  return best;
+}
+
 }  // namespace
 
 int print_memory(const AutodiffOptions& opts, const MemoryOptions& mem, std::ostream& out,
@@ -67,9 +83,17 @@ int print_memory(const AutodiffOptions& opts, const MemoryOptions& mem, std::ost
     }
     if (budgets.empty()) {  // the ends and the middle of the trade-off curve
       if (!front.empty()) {
-        budgets.push_back(front.front().model.peak_bytes);
-        if (front.size() > 2) budgets.push_back(front[front.size() / 2].model.peak_bytes);
-        if (front.size() > 1) budgets.push_back(front.back().model.peak_bytes);
+        // A chain of equal layers reaches lower peaks nested as checkpoints (chain.h): the
+        // curve then starts at the smallest peak of its schedules.
+        const size_t front_low = front.front().model.peak_bytes;
+        const size_t low = std::min(front_low, smallest_chain_peak(j));
+        const size_t high = front.back().model.peak_bytes;
+        budgets.push_back(low);
+        if (low < front_low)
+          budgets.push_back(low + (high - low) / 2);
+        else if (front.size() > 2)
+          budgets.push_back(front[front.size() / 2].model.peak_bytes);
+        if (low < high) budgets.push_back(high);
       }
     }
     for (size_t b : budgets) {
