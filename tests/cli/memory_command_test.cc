@@ -54,6 +54,19 @@ TEST_CASE("cjax memory tabulates every policy and three budgets") {
   CHECK(run_cli("memory -e tutorial/loss --policy nothing_saveable").code == 2);  // not an option
 }
 
+TEST_CASE("cjax memory starts a chain's budgets at its nested schedules' smallest peak") {
+  auto r = run_cli("memory --example tutorial/chain16 --json");
+  REQUIRE(r.code == 0);
+  const auto rows = nlohmann::json::parse(r.out);
+  REQUIRE(rows.size() == 8);
+  CHECK(rows[2]["policy"] == "nothing_saveable");
+  CHECK(rows[2]["peak_bytes"] == 80);  // the lowest any per-value save set reaches
+  CHECK(rows[5]["peak_bytes"] == 40);  // nested as checkpoints (Griewank's schedule)
+  CHECK(rows[5]["recompute_flops"] == 49);
+  CHECK(rows[7]["peak_bytes"] == 84);
+  CHECK(rows[7]["recompute_flops"] == 0);
+}
+
 TEST_CASE("cjax memory --plot draws the live bytes and the trade-off as SVG") {
   const std::string path = std::string(CJAX_BINARY_DIR) + "/memory_plot_test.svg";
   std::remove(path.c_str());
