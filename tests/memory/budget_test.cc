@@ -14,6 +14,7 @@
 #include "passes/remat.h"
 #include "passes/vjp.h"
 #include "runtime/interpreter.h"
+#include "tests/memory/measure.h"
 
 namespace cjax::memory {
 namespace {
@@ -87,16 +88,7 @@ TEST_CASE("memory: the budget solver is optimal against brute force on random pr
 
 // Gradients of `j` at inputs of 0.5 (every argument), with the interpreter.
 std::vector<std::vector<double>> gradients(const Jaxpr& j) {
-  VjpResult r = vjp_jaxpr(j);
-  std::vector<runtime::Buffer> args;
-  for (const Var& v : r.fwd.invars) args.push_back(runtime::Buffer::full(v.aval(), 0.5));
-  std::vector<runtime::Buffer> outs = runtime::eval_jaxpr(r.fwd, args);
-  std::vector<runtime::Buffer> bwd_in(outs.end() - static_cast<ptrdiff_t>(r.num_residuals),
-                                      outs.end());
-  for (const Atom& o : j.outvars) bwd_in.push_back(runtime::Buffer::full(o.aval(), 1.0));
-  std::vector<std::vector<double>> g;
-  for (const runtime::Buffer& b : runtime::eval_jaxpr(r.bwd, bwd_in)) g.push_back(b.to_doubles());
-  return g;
+  return testing::interpreter_gradients(j, [](size_t) { return 0.5; });
 }
 
 TEST_CASE("memory: every save set the budget policy chooses gives the gradient without remat") {

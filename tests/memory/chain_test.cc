@@ -61,17 +61,7 @@ Jaxpr tanh_rnn(int d) {
 }
 
 std::vector<std::vector<double>> gradients(const Jaxpr& j) {
-  VjpResult r = vjp_jaxpr(j);
-  std::vector<runtime::Buffer> args;
-  for (size_t i = 0; i < r.fwd.invars.size(); ++i)
-    args.push_back(runtime::Buffer::full(r.fwd.invars[i].aval(), 0.3 + 0.1 * double(i % 5)));
-  std::vector<runtime::Buffer> outs = runtime::eval_jaxpr(r.fwd, args);
-  std::vector<runtime::Buffer> bwd_in(outs.end() - static_cast<ptrdiff_t>(r.num_residuals),
-                                      outs.end());
-  for (const Atom& o : j.outvars) bwd_in.push_back(runtime::Buffer::full(o.aval(), 1.0));
-  std::vector<std::vector<double>> g;
-  for (const runtime::Buffer& b : runtime::eval_jaxpr(r.bwd, bwd_in)) g.push_back(b.to_doubles());
-  return g;
+  return testing::interpreter_gradients(j, [](size_t i) { return 0.3 + 0.1 * double(i % 5); });
 }
 
 // Equal up to float rounding: the layers sharing w and b add their cotangent contributions in the

@@ -8,6 +8,7 @@
 
 #include "compiler/lower/executable.h"
 #include "ir/jaxpr.h"
+#include "passes/vjp.h"
 #include "runtime/buffer.h"
 #include "runtime/interpreter.h"
 
@@ -51,6 +52,23 @@ inline size_t measured_compiled_peak(const Jaxpr& fwd, const Jaxpr& bwd, size_t 
   return measured_step_peak(
       fwd, bwd, num_residuals, 2, [&](const auto& in) { return f->run(in); },
       [&](const auto& in) { return b->run(in); });
+}
+
+// The gradient of `j` (a cotangent of ones per output) on the interpreter, at arguments filled
+// with `value(i)` for invar i.
+template <class Value>
+std::vector<std::vector<double>> interpreter_gradients(const Jaxpr& j, const Value& value) {
+  VjpResult r = vjp_jaxpr(j);
+  std::vector<runtime::Buffer> args;
+  for (size_t i = 0; i < r.fwd.invars.size(); ++i)
+    args.push_back(runtime::Buffer::full(r.fwd.invars[i].aval(), value(i)));
+  std::vector<runtime::Buffer> outs = runtime::eval_jaxpr(r.fwd, args);
+  std::vector<runtime::Buffer> bwd_in(outs.end() - static_cast<ptrdiff_t>(r.num_residuals),
+                                      outs.end());
+  for (const Atom& o : j.outvars) bwd_in.push_back(runtime::Buffer::full(o.aval(), 1.0));
+  std::vector<std::vector<double>> g;
+  for (const runtime::Buffer& b : runtime::eval_jaxpr(r.bwd, bwd_in)) g.push_back(b.to_doubles());
+  return g;
 }
 
 }  // namespace cjax::memory::testing

@@ -40,6 +40,13 @@ Values random_values(const std::vector<cjax::Var>& vars, std::mt19937_64& rng, d
   return out;
 }
 
+// One random cotangent per output of `j`.
+Values random_cotangents(const Jaxpr& j, std::mt19937_64& rng) {
+  std::vector<cjax::Var> outs;
+  for (const cjax::Atom& a : j.outvars) outs.push_back(cjax::Var(a.aval()));
+  return random_values(outs, rng);
+}
+
 // Evaluates `j` on `args` (f64 data, one vector per invar, in order) with the interpreter, or
 // compiled through the MLIR back end.
 Values eval(const Jaxpr& j, const Values& args, bool compiled = false) {
@@ -184,9 +191,7 @@ std::string check_vjp_jvp(const Jaxpr& j, uint64_t seed) {
   std::mt19937_64 rng(seed);
   Values x = random_values(j.invars, rng), t = random_values(j.invars, rng);
   size_t m = j.outvars.size();
-  std::vector<cjax::Var> outs;
-  for (const cjax::Atom& a : j.outvars) outs.push_back(cjax::Var(a.aval()));
-  Values ct = random_values(outs, rng);
+  Values ct = random_cotangents(j, rng);
 
   cjax::JvpJaxpr jj = cjax::jvp_jaxpr(j, std::vector<bool>(j.invars.size(), true), true);
   Values jout = eval(jj.jaxpr, concat(x, t));
@@ -230,9 +235,7 @@ Values gradient(const Jaxpr& j, const Values& x, const Values& ct) {
 std::string check_policies(const Jaxpr& j, uint64_t seed) {
   std::mt19937_64 rng(seed);
   Values x = random_values(j.invars, rng);
-  std::vector<cjax::Var> outs;
-  for (const cjax::Atom& a : j.outvars) outs.push_back(cjax::Var(a.aval()));
-  Values ct = random_values(outs, rng);
+  Values ct = random_cotangents(j, rng);
   Values plain = gradient(j, x, ct);
   for (const NamedPolicy& p : all_policies()) {
     Jaxpr c = cjax::checkpoint_jaxpr(j, p.policy);
@@ -301,9 +304,7 @@ std::string check_compiled(const Jaxpr& j, uint64_t seed) {
   Values x = random_values(j.invars, rng);
   if (auto e = compare("compiled program", eval(j, x, true), eval(j, x), 1e-12); !e.empty())
     return e;
-  std::vector<cjax::Var> outs;
-  for (const cjax::Atom& a : j.outvars) outs.push_back(cjax::Var(a.aval()));
-  Values ct = random_values(outs, rng);
+  Values ct = random_cotangents(j, rng);
   const NamedPolicy& policy = all_policies()[seed / 5 % all_policies().size()];
   cjax::VjpResult v = cjax::vjp_jaxpr(cjax::checkpoint_jaxpr(j, policy.policy));
   Values fwd = eval(v.fwd, x);
@@ -315,9 +316,7 @@ std::string check_compiled(const Jaxpr& j, uint64_t seed) {
 std::string check_recompute(const Jaxpr& j, uint64_t seed) {
   std::mt19937_64 rng(seed);
   Values x = random_values(j.invars, rng);
-  std::vector<cjax::Var> outs;
-  for (const cjax::Atom& a : j.outvars) outs.push_back(cjax::Var(a.aval()));
-  Values ct = random_values(outs, rng);
+  Values ct = random_cotangents(j, rng);
   cjax::VjpResult v = cjax::vjp_jaxpr(j);
   cjax::ResidualSplit s = cjax::recompute_cheap_residuals(v.fwd, v.bwd, v.num_residuals);
   for (const auto& [what, program] :
