@@ -201,7 +201,8 @@ Runner add_bench_command(CLI::App& app) {
   cmd->add_option("--warmup", s->bench.warmup, "untimed steps first (default 3)")
       ->check(CLI::Range(0, 1000000));
   cmd->add_flag("--json", s->bench.json,
-                "print JSON: compile_ms fwd_ms bwd_ms step_ms residual_bytes peak_bytes");
+                "print JSON: compile_ms fwd_ms bwd_ms step_ms residual_bytes "
+                "recomputed_residuals peak_bytes");
   return [s] { return print_bench(s->opts, s->bench, std::cout, std::cerr); };
 }
 
