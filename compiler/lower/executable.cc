@@ -1,10 +1,12 @@
 #include "compiler/lower/executable.h"
 
 #include <fmt/format.h>
+#include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/ExecutionEngine/Orc/Mangling.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 #include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
 #include <mlir/ExecutionEngine/ExecutionEngine.h>
 #include <mlir/ExecutionEngine/OptUtils.h>
 #include <mlir/Target/LLVMIR/Export.h>
@@ -93,6 +95,22 @@ bool worth_parallel_loops(const Jaxpr& j) {
 
 std::string program_name(const std::string& where) {
   return where.empty() ? "the program" : where;
+}
+
+// This machine's CPU, features included, for LLVM's optimization passes: without one, their
+// cost model assumes no vector registers, and no loop is vectorized (a GELU over 64x8192 took
+// 1.4 ms scalar against 0.2 ms in AVX-512).
+std::unique_ptr<llvm::TargetMachine> host_target_machine(const std::string& where) {
+  auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!builder)
+    throw Error(fmt::format("lower: no target for this CPU to compile {}: {}", program_name(where),
+                            llvm::toString(builder.takeError())));
+  builder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+  auto machine = builder->createTargetMachine();
+  if (!machine)
+    throw Error(fmt::format("lower: no target for this CPU to compile {}: {}", program_name(where),
+                            llvm::toString(machine.takeError())));
+  return std::move(*machine);
 }
 
 // Calls `f` on `inputs`; returns its outputs (fresh buffers, or the inputs it forwards).
@@ -271,8 +289,9 @@ std::shared_ptr<const Executable> compile(const Jaxpr& jaxpr, const std::string&
   t0 = Clock::now();
   mlir::ExecutionEngineOptions engine_options;
   // engine_options.transformer is a function_ref: what it refers to must outlive create().
+  const std::unique_ptr<llvm::TargetMachine> machine = host_target_machine(where);
   std::function<llvm::Error(llvm::Module*)> optimize =
-      mlir::makeOptimizingTransformer(3, 0, nullptr);
+      mlir::makeOptimizingTransformer(3, 0, machine.get());
   engine_options.transformer = optimize;
   engine_options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
   engine_options.enablePerfNotificationListener = std::getenv("CJAX_PERF_MAP") != nullptr;

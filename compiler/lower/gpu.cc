@@ -10,6 +10,7 @@
 
 #include <mutex>
 
+#include "compiler/lower/fusion.h"
 #include "compiler/lower/lowering.h"
 #include "compiler/lower/pipeline.h"
 #include "ir/errors.h"
@@ -17,15 +18,15 @@
 namespace cjax::lower {
 namespace {
 
-// Bufferized like the CPU pipeline; then every parallel loop nest is tiled (innermost dimension
-// by the block size), mapped onto blocks and threads and turned into a gpu.launch; the launches
-// are outlined into kernel functions, which are lowered to the NVVM dialect. `to_binary` goes on
-// to PTX through LLVM's NVPTX back end (math functions from CUDA's libdevice).
+// Fused (fuse_elementwise, before this pipeline) and bufferized like the CPU pipeline; then every
+// parallel loop nest is tiled (innermost dimension by the block size), mapped onto blocks and
+// threads and turned into a gpu.launch; the launches are outlined into kernel functions, which are
+// lowered to the NVVM dialect. `to_binary` goes on to PTX through LLVM's NVPTX back end (math
+// functions from CUDA's libdevice).
 std::string gpu_pipeline(const GpuOptions& o, int max_rank, bool to_binary) {
   std::vector<std::string> tiles(static_cast<size_t>(std::max(max_rank, 1)), "1");
   tiles.back() = std::to_string(o.block_size);
   std::string p = fmt::format(
-      "func.func(linalg-fuse-elementwise-ops),"
       "canonicalize,"
       "eliminate-empty-tensors,"
       "one-shot-bufferize{{allow-return-allocs-from-loops}},"
@@ -76,6 +77,7 @@ mlir::OwningOpRef<mlir::ModuleOp> lower_for_gpu(mlir::MLIRContext& ctx, Diagnost
   std::vector<std::unique_ptr<RuntimeCall>> calls;
   lower_function(*module, jaxpr, calls, where, "main");
   verify_module(*module, diags);
+  fuse_elementwise(*module);
   run_passes(*module, diags, gpu_pipeline(options, max_rank(jaxpr), to_binary),
              "the GPU pass pipeline");
   return module;

@@ -27,19 +27,20 @@
 #include <thread>
 
 #include "compiler/lower/async_tasks.h"
+#include "compiler/lower/fusion.h"
 #include "compiler/lower/lowering.h"
+#include "compiler/lower/parallel_loops.h"
 #include "ir/errors.h"
 
 namespace cjax::lower {
 namespace {
 
-// Elementwise chains fuse into one loop nest on tensors; bufferization then writes results in
-// place where it can (straight into the caller's output buffers); the loops become scf.parallel
-// nests. (Parsed into a module-anchored pass manager, so the pipeline is the module's contents,
-// without a builtin.module(...) wrapper.) eliminate-empty-tensors makes a loop whose result is an
-// output write the output's buffer instead of a fresh one that is then copied over.
+// After fuse_elementwise (elementwise chains as few loop nests on tensors), bufferization writes
+// results in place where it can (straight into the caller's output buffers); the loops become
+// scf.parallel nests. (Parsed into a module-anchored pass manager, so the pipeline is the module's
+// contents, without a builtin.module(...) wrapper.) eliminate-empty-tensors makes a loop whose
+// result is an output write the output's buffer instead of a fresh one that is then copied over.
 const char* kToLoops =
-    "func.func(linalg-fuse-elementwise-ops),"
     "canonicalize,"
     "eliminate-empty-tensors,"
     "one-shot-bufferize{allow-return-allocs-from-loops},"
@@ -75,36 +76,6 @@ std::string to_llvm_pipeline(bool parallel) {
          "convert-func-to-llvm,"
          "convert-cf-to-llvm,"
          "reconcile-unrealized-casts";
-}
-
-// Parallel loops of fewer than kMinParallelElements iterations become plain scf.for nests: the
-// async runtime's machinery (an outlined task function and a coroutine per loop) costs the JIT
-// about 30 ms a loop, and splitting a loop that short across threads gains nothing. Loops with
-// reductions are left alone (linalg emits those with their reduction dims as scf.for already).
-void sequentialize_small_loops(mlir::ModuleOp module, int64_t min_parallel) {
-  std::vector<mlir::scf::ParallelOp> small;
-  module.walk([&](mlir::scf::ParallelOp op) {
-    if (op.getNumReductions() != 0) return;
-    int64_t trips = 1;
-    for (auto [lb, ub, step] : llvm::zip(op.getLowerBound(), op.getUpperBound(), op.getStep())) {
-      auto l = mlir::getConstantIntValue(lb), u = mlir::getConstantIntValue(ub),
-           st = mlir::getConstantIntValue(step);
-      if (!l || !u || !st || *st <= 0) return;
-      trips *= std::max<int64_t>(0, (*u - *l + *st - 1) / *st);
-    }
-    if (trips < min_parallel) small.push_back(op);
-  });
-  for (mlir::scf::ParallelOp op : small) {
-    mlir::OpBuilder b(op);
-    mlir::scf::buildLoopNest(b, op.getLoc(), op.getLowerBound(), op.getUpperBound(), op.getStep(),
-                             [&](mlir::OpBuilder& nested, mlir::Location, mlir::ValueRange ivs) {
-                               mlir::IRMapping map;
-                               map.map(op.getInductionVars(), ivs);
-                               for (mlir::Operation& inner : op.getBody()->without_terminator())
-                                 nested.clone(inner, map);
-                             });
-    op.erase();
-  }
 }
 
 void init_once() {
@@ -208,8 +179,9 @@ void run_pipeline(mlir::ModuleOp module, DiagnosticCollector& diags, bool parall
   mlir::populatePolynomialApproximateErfPattern(approximations);
   if (mlir::failed(mlir::applyPatternsAndFoldGreedily(module, std::move(approximations))))
     throw Error(fmt::format("lower: rewriting tanh and erf failed: {}", diags.text()));
+  fuse_elementwise(module);
   run_passes(module, diags, kToLoops, "the MLIR pass pipeline");
-  sequentialize_small_loops(module, kMinParallelElements);
+  shape_parallel_loops(module, kMinParallelElements, kParallelChunk);
   run_passes(module, diags, to_llvm_pipeline(parallel && !async_runtime_symbols().empty()),
              "the MLIR pass pipeline");
   mark_noalias(module);

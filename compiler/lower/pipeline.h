@@ -31,6 +31,8 @@ class DiagnosticCollector {
 // Loops shorter than this run on one thread; a program with none this long is compiled without
 // the async runtime (parallel loops cost compile time and gain nothing there).
 inline constexpr int64_t kMinParallelElements = int64_t{1} << 18;
+// Longer loops run in chunks of this many iterations of their innermost dimension.
+inline constexpr int64_t kParallelChunk = 4096;
 
 // Verifies the lowered module, then fuses, bufferizes and lowers it to the LLVM dialect;
 // `parallel` runs its parallel loops on the async runtime's threads. Throws cjax::Error with

@@ -1,0 +1,179 @@
+#include "compiler/lower/fusion.h"
+
+#include <mlir/Dialect/Affine/IR/AffineOps.h>
+#include <mlir/Dialect/Arith/IR/Arith.h>
+#include <mlir/Dialect/Func/IR/FuncOps.h>
+#include <mlir/Dialect/Linalg/IR/Linalg.h>
+#include <mlir/Dialect/Linalg/Transforms/Transforms.h>
+#include <mlir/Dialect/Tensor/IR/Tensor.h>
+#include <mlir/Transforms/GreedyPatternRewriteDriver.h>
+
+#include <vector>
+
+namespace cjax::lower {
+namespace {
+
+// At most this many arithmetic ops make an op cheap enough to compute once per reader.
+constexpr int kCheapBodyOps = 6;
+
+bool is_parallel_generic(mlir::linalg::GenericOp op) {
+  return op.hasPureTensorSemantics() && op.getNumLoops() == op.getNumParallelLoops();
+}
+
+// A single-result elementwise op whose recomputation costs less than a round trip through
+// memory: a few arithmetic ops (no division, nothing from the math dialect) on at most one
+// array; its other operands are scalars.
+bool is_cheap(mlir::linalg::GenericOp op) {
+  if (!is_parallel_generic(op) || op.getNumResults() != 1) return false;
+  if (op.payloadUsesValueFromOperand(op.getDpsInitOperand(0))) return false;
+  int arrays = 0;
+  for (mlir::OpOperand* in : op.getDpsInputOperands()) {
+    auto type = mlir::dyn_cast<mlir::RankedTensorType>(in->get().getType());
+    if (!type) return false;
+    if (type.getRank() > 0) ++arrays;
+  }
+  if (arrays > 1) return false;
+  int ops = 0;
+  for (mlir::Operation& inner : op.getBody()->without_terminator()) {
+    if (!mlir::isa<mlir::arith::ArithDialect>(inner.getDialect())) return false;
+    if (mlir::isa<mlir::arith::DivFOp, mlir::arith::DivSIOp, mlir::arith::DivUIOp,
+                  mlir::arith::RemFOp, mlir::arith::RemSIOp, mlir::arith::RemUIOp>(inner))
+      return false;
+    if (++ops > kCheapBodyOps) return false;
+  }
+  return true;
+}
+
+// Gives every reader of a cheap op that could fuse it a copy of its own, placed just before
+// the reader, so the value is recomputed there rather than materialized (a single reader gets
+// the op moved next to it, so it is not fused early into some other loop and stored). Readers
+// that cannot fuse it (a runtime call, a return, a transposing loop) keep the original.
+// Visiting the ops last to first copies a chain of cheap ops whole: a copy's own operand is
+// visited later.
+void duplicate_cheap_producers(mlir::ModuleOp module) {
+  std::vector<mlir::linalg::GenericOp> generics;
+  module.walk([&](mlir::linalg::GenericOp op) { generics.push_back(op); });
+  for (auto it = generics.rbegin(); it != generics.rend(); ++it) {
+    mlir::linalg::GenericOp op = *it;
+    if (!is_cheap(op)) continue;
+    std::vector<mlir::OpOperand*> fusable;
+    for (mlir::OpOperand& use : op->getResult(0).getUses())
+      if (mlir::linalg::areElementwiseOpsFusable(&use)) fusable.push_back(&use);
+    for (mlir::OpOperand* use : fusable) {
+      mlir::OpBuilder b(use->getOwner());
+      use->set(b.clone(*op)->getResult(0));
+    }
+    if (op->use_empty()) op->erase();
+  }
+}
+
+// True when `consumer` comes before every other reader of `producer`'s results, so the fused
+// op, which takes the consumer's place, can hand the producer's values to those readers too.
+bool precedes_other_readers(mlir::Operation* producer, mlir::Operation* consumer) {
+  mlir::Block* block = consumer->getBlock();
+  for (mlir::Operation* user : producer->getUsers()) {
+    if (user == consumer) continue;
+    mlir::Operation* ancestor = block->findAncestorOpInBlock(*user);
+    if (!ancestor || ancestor == consumer || !consumer->isBeforeInBlock(ancestor)) return false;
+  }
+  return true;
+}
+
+// True when fusing `producer` into `consumer` keeps none of the producer's array inputs alive
+// longer: each is an argument, or is read at or after the consumer anyway. (The fused op reads
+// them where the consumer is; otherwise, moving a producer with several readers down past other
+// ops could raise the peak.)
+bool extends_no_lifetime(mlir::linalg::GenericOp producer, mlir::Operation* consumer) {
+  mlir::Block* block = consumer->getBlock();
+  for (mlir::OpOperand* in : producer.getDpsInputOperands()) {
+    mlir::Value v = in->get();
+    auto type = mlir::dyn_cast<mlir::RankedTensorType>(v.getType());
+    if (!type || type.getRank() == 0 || mlir::isa<mlir::BlockArgument>(v)) continue;
+    bool read_later = false;
+    for (mlir::Operation* user : v.getUsers()) {
+      mlir::Operation* ancestor = block->findAncestorOpInBlock(*user);
+      if (ancestor && !ancestor->isBeforeInBlock(consumer)) read_later = true;
+    }
+    if (!read_later) return false;
+  }
+  return true;
+}
+
+// Whether `operand`'s producer may be fused into its reader. The reader must read the producer
+// through this operand only: fusing reads one at a time, and each would copy the producer's
+// body again. A producer with other readers is fused only into an all-parallel reader (a
+// reduction's loop cannot also write the producer's array) that precedes them all, and only
+// where that keeps no array alive longer.
+bool may_fuse(mlir::OpOperand& operand) {
+  if (!mlir::linalg::areElementwiseOpsFusable(&operand)) return false;
+  mlir::Operation* producer = operand.get().getDefiningOp();
+  auto consumer = mlir::cast<mlir::linalg::GenericOp>(operand.getOwner());
+  for (mlir::OpOperand& other : consumer->getOpOperands())
+    if (&other != &operand && other.get().getDefiningOp() == producer) return false;
+  if (producer->hasOneUse()) return true;
+  return consumer.getNumLoops() == consumer.getNumParallelLoops() &&
+         precedes_other_readers(producer, consumer) &&
+         extends_no_lifetime(mlir::cast<mlir::linalg::GenericOp>(producer), consumer);
+}
+
+// Fuses into `consumer` the first producer it may absorb; returns the fused op, or null when
+// there is none. The fused op yields the producer's values its other readers need and replaces
+// both ops; nothing is computed twice.
+mlir::linalg::GenericOp absorb_one_producer(mlir::RewriterBase& rewriter,
+                                            mlir::linalg::GenericOp consumer) {
+  for (mlir::OpOperand& operand : consumer->getOpOperands()) {
+    if (!may_fuse(operand)) continue;
+    mlir::Operation* producer = operand.get().getDefiningOp();
+    rewriter.setInsertionPoint(consumer);
+    mlir::FailureOr<mlir::linalg::ElementwiseOpFusionResult> fused =
+        mlir::linalg::fuseElementwiseOps(rewriter, &operand);
+    if (mlir::failed(fused)) continue;
+    for (auto [original, replacement] : fused->replacements)
+      rewriter.replaceAllUsesWith(original, replacement);
+    rewriter.eraseOp(consumer);
+    if (producer->use_empty()) rewriter.eraseOp(producer);
+    return mlir::cast<mlir::linalg::GenericOp>(fused->fusedOp);
+  }
+  return nullptr;
+}
+
+// In program order, each op absorbs its producers (which have absorbed theirs already). Only
+// ops already visited are erased: a producer comes before its readers.
+void fuse_producers_into_readers(mlir::ModuleOp module) {
+  std::vector<mlir::linalg::GenericOp> generics;
+  module.walk([&](mlir::linalg::GenericOp op) { generics.push_back(op); });
+  mlir::IRRewriter rewriter(module.getContext());
+  for (mlir::linalg::GenericOp op : generics) {
+    while (mlir::linalg::GenericOp fused = absorb_one_producer(rewriter, op)) op = fused;
+  }
+}
+
+}  // namespace
+
+void fuse_elementwise(mlir::ModuleOp module) {
+  duplicate_cheap_producers(module);
+  fuse_producers_into_readers(module);
+  mlir::MLIRContext* ctx = module.getContext();
+  const mlir::linalg::ControlFusionFn single_use = [](mlir::OpOperand* operand) {
+    mlir::Operation* producer = operand->get().getDefiningOp();
+    return producer && producer->hasOneUse();
+  };
+  // Then what MLIR's linalg-fuse-elementwise-ops applies: folding reshapes into loops,
+  // canonicalizations, constant folding (and single-use fusion, for what they expose).
+  mlir::RewritePatternSet patterns(ctx);
+  mlir::linalg::populateElementwiseOpsFusionPatterns(patterns, single_use);
+  mlir::linalg::populateFoldReshapeOpsByExpansionPatterns(patterns, single_use);
+  mlir::affine::AffineApplyOp::getCanonicalizationPatterns(patterns, ctx);
+  mlir::linalg::GenericOp::getCanonicalizationPatterns(patterns, ctx);
+  mlir::tensor::ExpandShapeOp::getCanonicalizationPatterns(patterns, ctx);
+  mlir::tensor::CollapseShapeOp::getCanonicalizationPatterns(patterns, ctx);
+  ctx->getLoadedDialect<mlir::linalg::LinalgDialect>()->getCanonicalizationPatterns(patterns);
+  mlir::linalg::populateConstantFoldLinalgOperations(patterns, single_use);
+  mlir::GreedyRewriteConfig config;
+  config.useTopDownTraversal = true;
+  const mlir::FrozenRewritePatternSet frozen(std::move(patterns));
+  module.walk(
+      [&](mlir::func::FuncOp f) { (void)mlir::applyPatternsAndFoldGreedily(f, frozen, config); });
+}
+
+}  // namespace cjax::lower
