@@ -89,5 +89,14 @@ TEST_CASE("an op reading one value twice fuses its producer") {
       "d:f32[5,7] = add c b in (d, b) }");
 }
 
+TEST_CASE("long loops run in chunks of their innermost dimension, ragged ends included") {
+  // Over 2^18 elements, so parallel: 2 x 131075 leaves a partial last chunk (131075 is not a
+  // multiple of 4096), 524288 is one dimension, and 8 x 64 x 1024 has a short innermost one.
+  lowered(
+      "{ lambda ; a:f32[2,131075] b:f32[524288] c:f64[8,64,1024]. let "
+      "d:f32[2,131075] = tanh a; e:f32[2,131075] = mul d a; f:f32[524288] = logistic b; "
+      "g:f64[8,64,1024] = sin c; h:f64[8,64,1024] = mul g 3.0:f64[] in (e, f, h) }");
+}
+
 }  // namespace
 }  // namespace cjax
