@@ -47,9 +47,9 @@ bool is_cheap(mlir::linalg::GenericOp op) {
 // Gives every reader of a cheap op that could fuse it a copy of its own, placed just before
 // the reader, so the value is recomputed there rather than materialized (a single reader gets
 // the op moved next to it, so it is not fused early into some other loop and stored). Readers
-// that cannot fuse it (a runtime call, a return, a transposing loop) keep the original.
-// Visiting the ops last to first copies a chain of cheap ops whole: a copy's own operand is
-// visited later.
+// that cannot fuse it (a runtime call, a return, a transposing loop) keep the original, and so
+// do readers inside a loop's body (a copy there would run once per iteration). Visiting the ops
+// last to first copies a chain of cheap ops whole: a copy's own operand is visited later.
 void duplicate_cheap_producers(mlir::ModuleOp module) {
   std::vector<mlir::linalg::GenericOp> generics;
   module.walk([&](mlir::linalg::GenericOp op) { generics.push_back(op); });
@@ -58,7 +58,9 @@ void duplicate_cheap_producers(mlir::ModuleOp module) {
     if (!is_cheap(op)) continue;
     std::vector<mlir::OpOperand*> fusable;
     for (mlir::OpOperand& use : op->getResult(0).getUses())
-      if (mlir::linalg::areElementwiseOpsFusable(&use)) fusable.push_back(&use);
+      if (use.getOwner()->getBlock() == op->getBlock() &&
+          mlir::linalg::areElementwiseOpsFusable(&use))
+        fusable.push_back(&use);
     for (mlir::OpOperand* use : fusable) {
       mlir::OpBuilder b(use->getOwner());
       use->set(b.clone(*op)->getResult(0));
@@ -101,9 +103,9 @@ bool extends_no_lifetime(mlir::linalg::GenericOp producer, mlir::Operation* cons
 
 // Whether `operand`'s producer may be fused into its reader. The reader must read the producer
 // through this operand only: fusing reads one at a time, and each would copy the producer's
-// body again. A producer with other readers is fused only into an all-parallel reader (a
-// reduction's loop cannot also write the producer's array) that precedes them all, and only
-// where that keeps no array alive longer.
+// body again. A producer with other readers is fused only into an all-parallel reader in its
+// own block (a reduction's loop cannot also write the producer's array) that precedes them
+// all, and only where that keeps no array alive longer.
 bool may_fuse(mlir::OpOperand& operand) {
   if (!mlir::linalg::areElementwiseOpsFusable(&operand)) return false;
   mlir::Operation* producer = operand.get().getDefiningOp();
@@ -111,7 +113,8 @@ bool may_fuse(mlir::OpOperand& operand) {
   for (mlir::OpOperand& other : consumer->getOpOperands())
     if (&other != &operand && other.get().getDefiningOp() == producer) return false;
   if (producer->hasOneUse()) return true;
-  return consumer.getNumLoops() == consumer.getNumParallelLoops() &&
+  return producer->getBlock() == consumer->getBlock() &&
+         consumer.getNumLoops() == consumer.getNumParallelLoops() &&
          precedes_other_readers(producer, consumer) &&
          extends_no_lifetime(mlir::cast<mlir::linalg::GenericOp>(producer), consumer);
 }

@@ -42,7 +42,8 @@ void sequentialize(mlir::scf::ParallelOp op) {
   op.erase();
 }
 
-// The innermost dimension, from `lb` to `ub` by `step`, in chunks of `chunk` iterations.
+// Rewrites `op` to step over its innermost dimension `chunk` iterations at a time, each chunk an
+// scf.for (the last one shorter when `chunk` does not divide the dimension's trip count).
 void chunk_innermost(mlir::scf::ParallelOp op, int64_t chunk, int64_t innermost_trips) {
   mlir::OpBuilder b(op);
   const mlir::Location loc = op.getLoc();
