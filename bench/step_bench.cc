@@ -12,7 +12,6 @@
 #include "compiler/lower/executable.h"
 #include "examples/registry.h"
 #include "passes/dce.h"
-#include "passes/recompute_residuals.h"
 #include "runtime/blas_dot.h"
 
 namespace cjax {
@@ -32,10 +31,7 @@ CompiledStep compile_step(const char* name, bool jax_residuals = false) {
   Jaxpr j = ex.make_jaxpr();
   detail::VjpPrograms p = detail::vjp_programs(j, {true});
   p.bwd = dce(p.bwd, {false, true, true, false}).jaxpr;
-  if (!jax_residuals) {
-    ResidualSplit split = recompute_cheap_residuals(p.fwd, p.bwd, p.num_residuals);
-    p = {std::move(split.fwd), std::move(split.bwd), split.num_residuals};
-  }
+  if (!jax_residuals) detail::recompute_cheap_residuals(p);
   return {lower::compile(p.fwd, name), lower::compile(p.bwd, name), ex.default_inputs(),
           runtime::Buffer::full(j.out_avals()[0], 1.0)};
 }

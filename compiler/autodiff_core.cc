@@ -190,6 +190,12 @@ VjpPrograms vjp_programs(const Jaxpr& jaxpr, const std::vector<bool>& out_differ
   return out;
 }
 
+size_t recompute_cheap_residuals(VjpPrograms& p) {
+  ResidualSplit s = cjax::recompute_cheap_residuals(p.fwd, p.bwd, p.num_residuals);
+  p = {std::move(s.fwd), std::move(s.bwd), s.num_residuals};
+  return s.recomputed;
+}
+
 VjpFlat::VjpFlat(const ClosedTrace& f, std::span<const Array> primals,
                  const std::vector<bool>& out_differentiated) {
   const Jaxpr& j = f.jaxpr;
@@ -198,10 +204,7 @@ VjpFlat::VjpFlat(const ClosedTrace& f, std::span<const Array> primals,
   expect_no_consts("vjp", p.bwd);
   // Compiled code runs these programs: keep fewer residuals and recompute the cheap ones in the
   // backward loops. (Under a trace the programs are inlined, and what is printed stays JAX's.)
-  if (!is_tracing() && current_backend() && !interpreter_forced()) {
-    ResidualSplit s = recompute_cheap_residuals(p.fwd, p.bwd, p.num_residuals);
-    p = {std::move(s.fwd), std::move(s.bwd), s.num_residuals};
-  }
+  if (!is_tracing() && current_backend() && !interpreter_forced()) recompute_cheap_residuals(p);
   std::vector<Array> all = eval_jaxpr(p.fwd, f.consts, primals);
   size_t m = j.outvars.size();
   outs_.assign(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(m));

@@ -94,6 +94,11 @@ struct VjpPrograms {
 };
 VjpPrograms vjp_programs(const Jaxpr& jaxpr, const std::vector<bool>& out_differentiated);
 
+// Turns `p` into the pair compiled code runs (grad and vjp on concrete arrays, `cjax bench`):
+// cheap residuals recomputed by the backward program (passes/recompute_residuals.h). Returns how
+// many of the residuals are recomputed.
+size_t recompute_cheap_residuals(VjpPrograms& p);
+
 // grad's checks on the (single) differentiated output; `api` names the caller in messages.
 void check_grad_output(std::string_view api, size_t num_leaves, const ShapedArray* aval);
 

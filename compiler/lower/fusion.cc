@@ -16,15 +16,15 @@ namespace {
 // At most this many arithmetic ops make an op cheap enough to compute once per reader.
 constexpr int kCheapBodyOps = 6;
 
-bool is_parallel_generic(mlir::linalg::GenericOp op) {
-  return op.hasPureTensorSemantics() && op.getNumLoops() == op.getNumParallelLoops();
+bool all_parallel(mlir::linalg::GenericOp op) {
+  return op.getNumLoops() == op.getNumParallelLoops();
 }
 
 // A single-result elementwise op whose recomputation costs less than a round trip through
 // memory: a few arithmetic ops (no division, nothing from the math dialect) on at most one
 // array; its other operands are scalars.
 bool is_cheap(mlir::linalg::GenericOp op) {
-  if (!is_parallel_generic(op) || op.getNumResults() != 1) return false;
+  if (!op.hasPureTensorSemantics() || !all_parallel(op) || op.getNumResults() != 1) return false;
   if (op.payloadUsesValueFromOperand(op.getDpsInitOperand(0))) return false;
   int arrays = 0;
   for (mlir::OpOperand* in : op.getDpsInputOperands()) {
@@ -113,8 +113,7 @@ bool may_fuse(mlir::OpOperand& operand) {
   for (mlir::OpOperand& other : consumer->getOpOperands())
     if (&other != &operand && other.get().getDefiningOp() == producer) return false;
   if (producer->hasOneUse()) return true;
-  return producer->getBlock() == consumer->getBlock() &&
-         consumer.getNumLoops() == consumer.getNumParallelLoops() &&
+  return producer->getBlock() == consumer->getBlock() && all_parallel(consumer) &&
          precedes_other_readers(producer, consumer) &&
          extends_no_lifetime(mlir::cast<mlir::linalg::GenericOp>(producer), consumer);
 }

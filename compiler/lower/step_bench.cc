@@ -9,7 +9,6 @@
 #include "compiler/lower/executable.h"
 #include "ir/errors.h"
 #include "passes/dce.h"
-#include "passes/recompute_residuals.h"
 
 namespace cjax::lower {
 namespace {
@@ -45,10 +44,7 @@ StepReport bench_step(const Jaxpr& jaxpr, std::span<const runtime::Buffer> input
           fmt::format("bench: {} flags for {} gradients", wrt.size(), p.bwd.outvars.size()));
     p.bwd = dce(p.bwd, wrt).jaxpr;  // the gradients nobody asked for are never computed
   }
-  // As grad on concrete arrays runs them (compiler/autodiff_core.cc).
-  ResidualSplit split = recompute_cheap_residuals(p.fwd, p.bwd, p.num_residuals);
-  p = {std::move(split.fwd), std::move(split.bwd), split.num_residuals};
-  r.recomputed_residuals = split.recomputed;
+  r.recomputed_residuals = detail::recompute_cheap_residuals(p);  // as grad runs them
   r.repetitions = repetitions;
   auto fwd = compile(p.fwd, where + " (forward)");
   auto bwd = compile(p.bwd, where + " (backward)");
