@@ -5,6 +5,8 @@
 #include <benchmark/benchmark.h>
 #include <cblas.h>
 
+#include <algorithm>
+#include <chrono>
 #include <vector>
 
 #include "compiler/autodiff_core.h"
@@ -81,6 +83,62 @@ void BM_floor_five_gemms(benchmark::State& state) {
   }
 }
 
+// The same work, paired: each iteration runs the floor, the cjax step, its checkpointed twin and
+// x@W1 alone back to back, all reading the same x, W1 and W2, so that a change in the machine's
+// load, and what the caches hold, hit all four alike. Reports the medians (ms) and the median of
+// each iteration's ratios: the step over the floor, and what the twin costs over the step in
+// units of the x@W1 it recomputes. On a shared machine whose speed drifts between runs, these
+// paired ratios are what the targets compare.
+void BM_paired_step_floor_twin(benchmark::State& state) {
+  using Clock = std::chrono::steady_clock;
+  const int B = 64, D = 512, H = 8192;
+  CompiledStep plain = compile_step("block/mlp"), twin = compile_step("block/mlp_checkpoint");
+  twin.inputs = plain.inputs;  // the same buffers
+  const float* x = plain.inputs[0].as<float>();
+  const float* w1 = plain.inputs[1].as<float>();
+  const float* w2 = plain.inputs[2].as<float>();
+  std::vector<float> h(B * H), z(B * D), dh(B * H), dw2(H * D), dw1(D * H);
+  auto cjax_step = [](CompiledStep& s) {
+    std::vector<runtime::Buffer> f = s.fwd->run(s.inputs);
+    std::vector<runtime::Buffer> b_in(f.begin() + 1, f.end());
+    b_in.push_back(s.ct);
+    f.clear();
+    benchmark::DoNotOptimize(s.bwd->run(b_in));
+  };
+  auto floor = [&] {
+    gemm(false, false, B, H, D, x, w1, h.data());
+    gemm(false, false, B, D, H, h.data(), w2, z.data());
+    gemm(false, true, B, H, D, z.data(), w2, dh.data());
+    gemm(true, false, H, D, B, h.data(), z.data(), dw2.data());
+    gemm(true, false, D, H, B, x, dh.data(), dw1.data());
+  };
+  auto x_w1 = [&] { gemm(false, false, B, H, D, x, w1, h.data()); };
+  auto time_ms = [](auto&& f) {
+    const auto t0 = Clock::now();
+    f();
+    return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  };
+  std::vector<double> floor_ms, step_ms, twin_ms, xw1_ms, step_ratio, twin_extra;
+  for (auto _ : state) {
+    floor_ms.push_back(time_ms(floor));
+    step_ms.push_back(time_ms([&] { cjax_step(plain); }));
+    twin_ms.push_back(time_ms([&] { cjax_step(twin); }));
+    xw1_ms.push_back(time_ms(x_w1));
+    step_ratio.push_back(step_ms.back() / floor_ms.back());
+    twin_extra.push_back((twin_ms.back() - step_ms.back()) / xw1_ms.back());
+  }
+  auto median = [](std::vector<double> v) {
+    std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+    return v[v.size() / 2];
+  };
+  state.counters["floor_ms"] = median(floor_ms);
+  state.counters["step_ms"] = median(step_ms);
+  state.counters["twin_ms"] = median(twin_ms);
+  state.counters["xW1_ms"] = median(xw1_ms);
+  state.counters["step/floor"] = median(step_ratio);
+  state.counters["twin_extra/xW1"] = median(twin_extra);
+}
+
 // h = tanh(h @ W_i + b_i), width 64, batch 8: trace, differentiate (vjp programs) and, with
 // `compile`, compile both executables.
 void chain(benchmark::State& state, bool compile) {
@@ -132,6 +190,7 @@ BENCHMARK(BM_floor_five_gemms)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_cjax_step)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_cjax_step_jax_residuals)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_cjax_step_checkpointed)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+BENCHMARK(BM_paired_step_floor_twin)->Unit(benchmark::kMillisecond)->MinTime(6.0);
 // Deep programs compile as segments (compiler/lower/segments.h): equal layers share one compiled
 // function, so the time grows with depth only through tracing, differentiation and planning.
 BENCHMARK(BM_chain_trace_transform)

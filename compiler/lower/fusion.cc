@@ -2,12 +2,14 @@
 
 #include <mlir/Dialect/Affine/IR/AffineOps.h>
 #include <mlir/Dialect/Arith/IR/Arith.h>
+#include <mlir/Dialect/Bufferization/IR/Bufferization.h>
 #include <mlir/Dialect/Func/IR/FuncOps.h>
 #include <mlir/Dialect/Linalg/IR/Linalg.h>
 #include <mlir/Dialect/Linalg/Transforms/Transforms.h>
 #include <mlir/Dialect/Tensor/IR/Tensor.h>
 #include <mlir/Transforms/GreedyPatternRewriteDriver.h>
 
+#include <algorithm>
 #include <vector>
 
 namespace cjax::lower {
@@ -81,6 +83,12 @@ bool precedes_other_readers(mlir::Operation* producer, mlir::Operation* consumer
   return true;
 }
 
+// A function argument, as a tensor or as the tensor view of a buffer argument: alive throughout.
+bool is_argument(mlir::Value v) {
+  if (auto view = v.getDefiningOp<mlir::bufferization::ToTensorOp>()) v = view.getMemref();
+  return mlir::isa<mlir::BlockArgument>(v);
+}
+
 // True when fusing `producer` into `consumer` keeps none of the producer's array inputs alive
 // longer: each is an argument, or is read at or after the consumer anyway. (The fused op reads
 // them where the consumer is; otherwise, moving a producer with several readers down past other
@@ -90,7 +98,8 @@ bool extends_no_lifetime(mlir::linalg::GenericOp producer, mlir::Operation* cons
   for (mlir::OpOperand* in : producer.getDpsInputOperands()) {
     mlir::Value v = in->get();
     auto type = mlir::dyn_cast<mlir::RankedTensorType>(v.getType());
-    if (!type || type.getRank() == 0 || mlir::isa<mlir::BlockArgument>(v)) continue;
+    if (!type || type.getRank() == 0 || is_argument(v) || !producer.payloadUsesValueFromOperand(in))
+      continue;
     bool read_later = false;
     for (mlir::Operation* user : v.getUsers()) {
       mlir::Operation* ancestor = block->findAncestorOpInBlock(*user);
@@ -101,21 +110,72 @@ bool extends_no_lifetime(mlir::linalg::GenericOp producer, mlir::Operation* cons
   return true;
 }
 
-// Whether `operand`'s producer may be fused into its reader. The reader must read the producer
-// through this operand only: fusing reads one at a time, and each would copy the producer's
-// body again. A producer with other readers is fused only into an all-parallel reader in its
-// own block (a reduction's loop cannot also write the producer's array) that precedes them
-// all, and only where that keeps no array alive longer.
+// True when every other operand of `consumer` that reads a result of `operand`'s producer is an
+// input with `operand`'s indexing map, and the producer writes those results with one map: then
+// at each point of the fused loop, those operands read exactly the values the fused body
+// computes there, so it can use them instead of reading them back (see `read_own_values`).
+bool reads_alike(mlir::OpOperand& operand) {
+  auto producer = mlir::cast<mlir::linalg::GenericOp>(operand.get().getDefiningOp());
+  auto consumer = mlir::cast<mlir::linalg::GenericOp>(operand.getOwner());
+  auto result_map = [&](mlir::Value v) {
+    return producer.getIndexingMapMatchingResult(mlir::cast<mlir::OpResult>(v));
+  };
+  const mlir::AffineMap map = consumer.getMatchingIndexingMap(&operand);
+  for (mlir::OpOperand& other : consumer->getOpOperands()) {
+    if (&other == &operand || other.get().getDefiningOp() != producer) continue;
+    auto type = mlir::dyn_cast<mlir::RankedTensorType>(other.get().getType());
+    if (!consumer.isDpsInput(&other) || !type || !type.hasStaticShape() ||
+        consumer.getMatchingIndexingMap(&other) != map ||
+        result_map(other.get()) != result_map(operand.get()))
+      return false;
+  }
+  return true;
+}
+
+// Whether `operand`'s producer may be fused into its reader (which may read other results of
+// it too, see `reads_alike`). A producer with readers besides this one is fused only into an
+// all-parallel reader in its own block (a reduction's loop cannot also write the producer's
+// array) that precedes them all, and only where that keeps no array alive longer.
 bool may_fuse(mlir::OpOperand& operand) {
-  if (!mlir::linalg::areElementwiseOpsFusable(&operand)) return false;
+  if (!mlir::linalg::areElementwiseOpsFusable(&operand) || !reads_alike(operand)) return false;
   mlir::Operation* producer = operand.get().getDefiningOp();
   auto consumer = mlir::cast<mlir::linalg::GenericOp>(operand.getOwner());
-  for (mlir::OpOperand& other : consumer->getOpOperands())
-    if (&other != &operand && other.get().getDefiningOp() == producer) return false;
-  if (producer->hasOneUse()) return true;
+  const auto users = producer->getUsers();
+  if (std::all_of(users.begin(), users.end(), [&](mlir::Operation* u) { return u == consumer; }))
+    return true;
   return producer->getBlock() == consumer->getBlock() && all_parallel(consumer) &&
          precedes_other_readers(producer, consumer) &&
          extends_no_lifetime(mlir::cast<mlir::linalg::GenericOp>(producer), consumer);
+}
+
+// The results of `producer` that `consumer` reads through operands other than `fused`.
+std::vector<mlir::Value> read_elsewhere(mlir::Operation* producer, mlir::Operation* consumer,
+                                        mlir::OpOperand& fused) {
+  std::vector<mlir::Value> values;
+  for (mlir::OpOperand& other : consumer->getOpOperands())
+    if (&other != &fused && other.get().getDefiningOp() == producer) values.push_back(other.get());
+  return values;
+}
+
+// After `producer` was fused into `fused` through one operand, the fused op's other operands
+// still read results of the producer that its own body now computes (`reads_alike` made sure
+// it computes them at the same points). The body takes those values directly, and each such
+// operand reads an empty tensor instead, which nothing uses and canonicalization drops.
+void read_own_values(mlir::RewriterBase& rewriter, mlir::linalg::GenericOp fused,
+                     mlir::Operation* producer,
+                     const llvm::DenseMap<mlir::Value, mlir::Value>& replacements) {
+  mlir::Operation* yield = fused.getBody()->getTerminator();
+  for (mlir::OpOperand* in : fused.getDpsInputOperands()) {
+    if (in->get().getDefiningOp() != producer) continue;
+    auto result = mlir::cast<mlir::OpResult>(replacements.at(in->get()));
+    rewriter.replaceAllUsesWith(fused.getMatchingBlockArgument(in),
+                                yield->getOperand(result.getResultNumber()));
+    auto type = mlir::cast<mlir::RankedTensorType>(in->get().getType());
+    rewriter.setInsertionPoint(fused);
+    mlir::Value empty = rewriter.create<mlir::tensor::EmptyOp>(fused.getLoc(), type.getShape(),
+                                                               type.getElementType());
+    rewriter.modifyOpInPlace(fused, [&] { in->set(empty); });
+  }
 }
 
 // Fuses into `consumer` the first producer it may absorb; returns the fused op, or null when
@@ -127,14 +187,24 @@ mlir::linalg::GenericOp absorb_one_producer(mlir::RewriterBase& rewriter,
     if (!may_fuse(operand)) continue;
     mlir::Operation* producer = operand.get().getDefiningOp();
     rewriter.setInsertionPoint(consumer);
+    // MLIR's fusion yields the producer results that have readers other than the consumer; a
+    // temporary reader makes it yield those the consumer reads through its other operands.
+    const std::vector<mlir::Value> elsewhere = read_elsewhere(producer, consumer, operand);
+    mlir::Operation* keep = nullptr;
+    if (!elsewhere.empty())
+      keep = rewriter.create<mlir::UnrealizedConversionCastOp>(
+          consumer.getLoc(), mlir::TypeRange{elsewhere[0].getType()}, mlir::ValueRange(elsewhere));
     mlir::FailureOr<mlir::linalg::ElementwiseOpFusionResult> fused =
         mlir::linalg::fuseElementwiseOps(rewriter, &operand);
+    if (keep) rewriter.eraseOp(keep);
     if (mlir::failed(fused)) continue;
+    auto fused_op = mlir::cast<mlir::linalg::GenericOp>(fused->fusedOp);
+    read_own_values(rewriter, fused_op, producer, fused->replacements);
     for (auto [original, replacement] : fused->replacements)
       rewriter.replaceAllUsesWith(original, replacement);
     rewriter.eraseOp(consumer);
     if (producer->use_empty()) rewriter.eraseOp(producer);
-    return mlir::cast<mlir::linalg::GenericOp>(fused->fusedOp);
+    return fused_op;
   }
   return nullptr;
 }

@@ -117,8 +117,8 @@ std::vector<mlir::Value> emit_runtime_call(EqnLowering& el, std::unique_ptr<Runt
                                            const std::vector<mlir::Value>& inputs,
                                            const std::vector<ShapedArray>& out_avals);
 
-// Marks a lowered function whose buffer arguments never alias a buffer it writes (pipeline.cc
-// then declares its pointer parameters noalias for LLVM).
+// Marks a lowered function of the program, whose buffer arguments never alias a buffer it
+// writes: pipeline.cc declares its pointer parameters noalias for LLVM and keeps it out of line.
 inline constexpr const char* kNoaliasBuffers = "cjax.noalias_buffers";
 
 // The name of the C function compiled code calls for every RuntimeCall.

@@ -84,9 +84,32 @@ TEST_CASE("an expensive op read by loops on both sides of a dot is not recompute
 }
 
 TEST_CASE("an op reading one value twice fuses its producer") {
-  lowered(
+  const std::string text = lowered(
       "{ lambda ; a:f32[5,7]. let b:f32[5,7] = sin a; c:f32[5,7] = mul b b; "
       "d:f32[5,7] = add c b in (d, b) }");
+  CHECK(count(text, kLoop) == 2);  // one loop nest of two loops
+  CHECK(count(text, kAlloc) == 0);
+}
+
+TEST_CASE("a loop reading several values of one fused loop takes them from its own body") {
+  // The checkpointed GELU's backward: the tanh l, 1 - l, (1 + l) / 2 and the recomputed GELU p
+  // all come out of one fused loop, and bd reads three of them. Everything is one loop writing
+  // p and bd; before, bd's loop read back three stored intermediates.
+  const std::string text = lowered(
+      "{ lambda ; e:f32[64,512] s:f32[64,512]. let f:f32[64,512] = integer_pow[y=3] e; "
+      "g:f32[64,512] = integer_pow[y=2] e; h:f32[64,512] = mul 3.0:f32[] g; "
+      "i:f32[64,512] = mul 0.044715:f32[] f; j:f32[64,512] = add e i; "
+      "k:f32[64,512] = mul 0.7978846:f32[] j; l:f32[64,512] = tanh k; "
+      "m:f32[64,512] = sub 1.0:f32[] l; n:f32[64,512] = add 1.0:f32[] l; "
+      "o:f32[64,512] = mul 0.5:f32[] n; p:f32[64,512] = mul e o; t:f32[64,512] = mul e s; "
+      "u:f32[64,512] = mul s o; v:f32[64,512] = mul 0.5:f32[] t; w:f32[64,512] = mul v m; "
+      "x:f32[64,512] = mul w l; y:f32[64,512] = add_any w x; "
+      "z:f32[64,512] = mul 0.7978846:f32[] y; ba:f32[64,512] = add_any u z; "
+      "bb:f32[64,512] = mul 0.044715:f32[] z; bc:f32[64,512] = mul bb h; "
+      "bd:f32[64,512] = add_any ba bc in (p, bd) }");
+  CHECK(count(text, kDivision) == 1);
+  CHECK(count(text, kLoop) == 2);
+  CHECK(count(text, kAlloc) == 0);
 }
 
 TEST_CASE("long loops run in chunks of their innermost dimension, ragged ends included") {
