@@ -38,18 +38,23 @@ CompiledStep compile_step(const char* name, bool jax_residuals = false) {
           runtime::Buffer::full(j.out_avals()[0], 1.0)};
 }
 
+// One training step: the forward executable, then the backward one on its residuals. Returns
+// the residuals' bytes.
+size_t step_once(CompiledStep& s) {
+  std::vector<runtime::Buffer> f = s.fwd->run(s.inputs);
+  std::vector<runtime::Buffer> b_in(f.begin() + 1, f.end());
+  size_t residual_bytes = 0;
+  for (const auto& r : b_in) residual_bytes += r.nbytes();
+  b_in.push_back(s.ct);
+  f.clear();
+  benchmark::DoNotOptimize(s.bwd->run(b_in));
+  return residual_bytes;
+}
+
 void run_step(benchmark::State& state, const char* name, bool jax_residuals = false) {
   CompiledStep s = compile_step(name, jax_residuals);
   size_t residual_bytes = 0;
-  for (auto _ : state) {
-    std::vector<runtime::Buffer> f = s.fwd->run(s.inputs);
-    std::vector<runtime::Buffer> b_in(f.begin() + 1, f.end());
-    residual_bytes = 0;
-    for (const auto& r : b_in) residual_bytes += r.nbytes();
-    b_in.push_back(s.ct);
-    f.clear();
-    benchmark::DoNotOptimize(s.bwd->run(b_in));
-  }
+  for (auto _ : state) residual_bytes = step_once(s);
   state.counters["residual_MiB"] = static_cast<double>(residual_bytes) / (1 << 20);
 }
 
@@ -69,18 +74,27 @@ void gemm(bool ta, bool tb, int m, int n, int k, const float* a, const float* b,
               k, 1.0f, a, ta ? m : k, b, tb ? k : n, 0.0f, c, n);
 }
 
-void BM_floor_five_gemms(benchmark::State& state) {
-  const int B = 64, D = 512, H = 8192;
-  std::vector<float> x(B * D, 0.5f), w1(D * H, 0.01f), w2(H * D, 0.01f);
-  std::vector<float> h(B * H), z(B * D), dh(B * H), dw2(H * D), dw1(D * H);
-  for (auto _ : state) {
-    gemm(false, false, B, H, D, x.data(), w1.data(), h.data());   // x @ W1
-    gemm(false, false, B, D, H, h.data(), w2.data(), z.data());   // h @ W2
-    gemm(false, true, B, H, D, z.data(), w2.data(), dh.data());   // dz @ W2^T
-    gemm(true, false, H, D, B, h.data(), z.data(), dw2.data());   // h^T @ dz
-    gemm(true, false, D, H, B, x.data(), dh.data(), dw1.data());  // x^T @ du
+constexpr int kB = 64, kD = 512, kH = 8192;  // block/mlp: x[B,D], W1[D,H], W2[H,D]
+
+// The floor: the step's five matrix products, writing into buffers of their own.
+struct FiveGemms {
+  std::vector<float> h = std::vector<float>(kB * kH), z = std::vector<float>(kB * kD),
+                     dh = std::vector<float>(kB * kH), dw2 = std::vector<float>(kH * kD),
+                     dw1 = std::vector<float>(kD * kH);
+  void operator()(const float* x, const float* w1, const float* w2) {
+    gemm(false, false, kB, kH, kD, x, w1, h.data());                // x @ W1
+    gemm(false, false, kB, kD, kH, h.data(), w2, z.data());         // h @ W2
+    gemm(false, true, kB, kH, kD, z.data(), w2, dh.data());         // dz @ W2^T
+    gemm(true, false, kH, kD, kB, h.data(), z.data(), dw2.data());  // h^T @ dz
+    gemm(true, false, kD, kH, kB, x, dh.data(), dw1.data());        // x^T @ du
     benchmark::DoNotOptimize(dw1.data());
   }
+};
+
+void BM_floor_five_gemms(benchmark::State& state) {
+  std::vector<float> x(kB * kD, 0.5f), w1(kD * kH, 0.01f), w2(kH * kD, 0.01f);
+  FiveGemms floor;
+  for (auto _ : state) floor(x.data(), w1.data(), w2.data());
 }
 
 // The same work, paired: each iteration runs the floor, the cjax step, its checkpointed twin and
@@ -91,28 +105,14 @@ void BM_floor_five_gemms(benchmark::State& state) {
 // paired ratios are what the targets compare.
 void BM_paired_step_floor_twin(benchmark::State& state) {
   using Clock = std::chrono::steady_clock;
-  const int B = 64, D = 512, H = 8192;
   CompiledStep plain = compile_step("block/mlp"), twin = compile_step("block/mlp_checkpoint");
   twin.inputs = plain.inputs;  // the same buffers
   const float* x = plain.inputs[0].as<float>();
   const float* w1 = plain.inputs[1].as<float>();
   const float* w2 = plain.inputs[2].as<float>();
-  std::vector<float> h(B * H), z(B * D), dh(B * H), dw2(H * D), dw1(D * H);
-  auto cjax_step = [](CompiledStep& s) {
-    std::vector<runtime::Buffer> f = s.fwd->run(s.inputs);
-    std::vector<runtime::Buffer> b_in(f.begin() + 1, f.end());
-    b_in.push_back(s.ct);
-    f.clear();
-    benchmark::DoNotOptimize(s.bwd->run(b_in));
-  };
-  auto floor = [&] {
-    gemm(false, false, B, H, D, x, w1, h.data());
-    gemm(false, false, B, D, H, h.data(), w2, z.data());
-    gemm(false, true, B, H, D, z.data(), w2, dh.data());
-    gemm(true, false, H, D, B, h.data(), z.data(), dw2.data());
-    gemm(true, false, D, H, B, x, dh.data(), dw1.data());
-  };
-  auto x_w1 = [&] { gemm(false, false, B, H, D, x, w1, h.data()); };
+  FiveGemms five_gemms;
+  auto floor = [&] { five_gemms(x, w1, w2); };
+  auto x_w1 = [&] { gemm(false, false, kB, kH, kD, x, w1, five_gemms.h.data()); };
   auto time_ms = [](auto&& f) {
     const auto t0 = Clock::now();
     f();
@@ -121,8 +121,8 @@ void BM_paired_step_floor_twin(benchmark::State& state) {
   std::vector<double> floor_ms, step_ms, twin_ms, xw1_ms, step_ratio, twin_extra;
   for (auto _ : state) {
     floor_ms.push_back(time_ms(floor));
-    step_ms.push_back(time_ms([&] { cjax_step(plain); }));
-    twin_ms.push_back(time_ms([&] { cjax_step(twin); }));
+    step_ms.push_back(time_ms([&] { step_once(plain); }));
+    twin_ms.push_back(time_ms([&] { step_once(twin); }));
     xw1_ms.push_back(time_ms(x_w1));
     step_ratio.push_back(step_ms.back() / floor_ms.back());
     twin_extra.push_back((twin_ms.back() - step_ms.back()) / xw1_ms.back());
