@@ -4,6 +4,7 @@
 // differentiate and compile a tanh MLP chain, and how it grows with depth.
 #include <benchmark/benchmark.h>
 #include <cblas.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <chrono>
@@ -13,6 +14,7 @@
 #include "compiler/cjax.h"
 #include "compiler/lower/executable.h"
 #include "examples/registry.h"
+#include "ir/parse/parser.h"
 #include "passes/dce.h"
 #include "runtime/blas_dot.h"
 
@@ -139,6 +141,30 @@ void BM_paired_step_floor_twin(benchmark::State& state) {
   state.counters["twin_extra/xW1"] = median(twin_extra);
 }
 
+// One product x[m,k] @ w[k,n] compiled as a native loop nest or as a call into OpenBLAS: where
+// the loops win is where DotPath::by_size uses them (kNativeDotMaxMultiplyAdds).
+void dot(benchmark::State& state, lower::DotPath path) {
+  const int64_t m = state.range(0), k = state.range(1), n = state.range(2);
+  const std::string text = fmt::format(
+      "{{ lambda ; a:f32[{},{}] b:f32[{},{}]. let c:f32[{},{}] = dot_general["
+      "dimension_numbers=(([1], [0]), ([], [])) preferred_element_type=float32] a b in (c,) }}",
+      m, k, k, n, m, n);
+  JaxprRef j = parse_jaxpr(text);
+  lower::CompileOptions options;
+  options.dot_path = path;
+  auto exe = lower::compile(*j, "dot", options);
+  std::vector<runtime::Buffer> in = {runtime::Buffer::full(j->in_avals()[0], 0.5),
+                                     runtime::Buffer::full(j->in_avals()[1], 0.25)};
+  for (auto _ : state) benchmark::DoNotOptimize(exe->run(in));
+  state.counters["multiply_adds"] = static_cast<double>(m * k * n);
+}
+void BM_dot_native(benchmark::State& state) {
+  dot(state, lower::DotPath::native);
+}
+void BM_dot_blas(benchmark::State& state) {
+  dot(state, lower::DotPath::blas);
+}
+
 // h = tanh(h @ W_i + b_i), width 64, batch 8: trace, differentiate (vjp programs) and, with
 // `compile`, compile both executables.
 void chain(benchmark::State& state, bool compile) {
@@ -191,6 +217,25 @@ BENCHMARK(BM_cjax_step)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_cjax_step_jax_residuals)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_cjax_step_checkpointed)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_paired_step_floor_twin)->Unit(benchmark::kMillisecond)->MinTime(6.0);
+// Square products and the chain's and a scan layer's shapes, around the crossover.
+void dot_shapes(benchmark::internal::Benchmark* b) {
+  for (std::vector<int64_t> s : std::vector<std::vector<int64_t>>{{4, 4, 4},
+                                                                  {8, 8, 8},
+                                                                  {8, 16, 8},
+                                                                  {16, 16, 16},
+                                                                  {8, 32, 32},
+                                                                  {16, 32, 32},
+                                                                  {32, 32, 32},
+                                                                  {8, 64, 64},
+                                                                  {32, 256, 32},
+                                                                  {64, 64, 64},
+                                                                  {8, 256, 256},
+                                                                  {128, 128, 128},
+                                                                  {256, 256, 256}})
+    b->Args(s);
+}
+BENCHMARK(BM_dot_native)->Apply(dot_shapes);
+BENCHMARK(BM_dot_blas)->Apply(dot_shapes);
 // Deep programs compile as segments (compiler/lower/segments.h): equal layers share one compiled
 // function, so the time grows with depth only through tracing, differentiation and planning.
 BENCHMARK(BM_chain_trace_transform)

@@ -55,6 +55,7 @@ struct Executable::Impl {
   std::vector<ShapedArray> in_avals, out_avals;
   CompileStats stats;
   std::string where;
+  DotPath dot_path = DotPath::by_size;
 
   // A worker of the async runtime may still be returning through this engine's code after the
   // last call woke its caller (async_tasks.h).
@@ -169,7 +170,7 @@ std::vector<runtime::Buffer> call(const CompiledFunction& f,
 
 // The program as one function `main`, called once.
 void plan_whole(Executable::Impl& impl, mlir::ModuleOp module, const Jaxpr& jaxpr) {
-  lower_function(module, jaxpr, impl.calls, impl.where, "main");
+  lower_function(module, jaxpr, impl.calls, impl.where, "main", impl.dot_path);
   impl.functions.push_back({"main", nullptr, jaxpr.out_avals(), forwarded_inputs(jaxpr)});
   Step step;
   for (size_t k = 0; k < impl.in_avals.size(); ++k) step.inputs.push_back(k);
@@ -197,7 +198,9 @@ Jaxpr inline_top_level_calls(const Jaxpr& jaxpr) {
   return remat ? expand_remat(jaxpr) : jaxpr;
 }
 
-// An eqn the back end runs through a runtime call; a segment starts there.
+// A segment starts at every dot_general (a layer's product and the elementwise work after it
+// are one segment, whether the product is a loop nest or a call into OpenBLAS) and at every
+// eqn the back end runs through a runtime call.
 bool is_runtime_call(const Eqn& e) {
   return e.prim->name == "dot_general" || !find_lower_rule(e.prim->name);
 }
@@ -243,7 +246,7 @@ void plan_segments(Executable::Impl& impl, mlir::ModuleOp module, const Segmenta
     if (added) {
       std::string name = fmt::format("segment{}", impl.functions.size());
       const Jaxpr program = segment_program(jaxpr, s);
-      lower_function(module, program, impl.calls, impl.where, name);
+      lower_function(module, program, impl.calls, impl.where, name, impl.dot_path);
       impl.functions.push_back(
           {std::move(name), nullptr, program.out_avals(), forwarded_inputs(program)});
     }
@@ -275,6 +278,7 @@ void plan_segments(Executable::Impl& impl, mlir::ModuleOp module, const Segmenta
 mlir::OwningOpRef<mlir::ModuleOp> lower_planned(mlir::MLIRContext& ctx, Executable::Impl& impl,
                                                 const Jaxpr& jaxpr, const CompileOptions& options) {
   mlir::OwningOpRef<mlir::ModuleOp> module = new_module(ctx);
+  impl.dot_path = options.dot_path;
   const Segmentation cut = segment(jaxpr, options);
   const bool repeats = cut.distinct < cut.segments.size();
   if (repeats || count_eqns(jaxpr) > options.max_whole_eqns)

@@ -26,9 +26,14 @@ struct CompileStats {
 // `max_segment_eqns` eqns. A program is cut when some segments repeat (a network's equal layers,
 // compiled once: LLVM's time goes with the distinct code, not the depth) or when it has more than
 // `max_whole_eqns` eqns, nested bodies counted. Otherwise it compiles whole, as one function.
+// How dot_general compiles: a native loop nest for small products and OpenBLAS for the rest
+// (by_size, the default), or always one way (to measure one against the other).
+enum class DotPath { by_size, blas, native };
+
 struct CompileOptions {
   size_t max_whole_eqns = 256;
   size_t max_segment_eqns = 64;
+  DotPath dot_path = DotPath::by_size;
 };
 
 // What one run allocated: the outputs, and the peak of all buffers live during the call (the

@@ -22,6 +22,21 @@ bool all_parallel(mlir::linalg::GenericOp op) {
   return op.getNumLoops() == op.getNumParallelLoops();
 }
 
+// Whether fusing `operand`'s producer into its reader keeps the work and the values the same:
+// MLIR's test; a producer that does not read its own output buffers (a loop-nest product
+// accumulates into zeros; fused into a reader, it read another product's values as its zeros,
+// found by the random programs); and, when the reader has reduction loops, that it reads each
+// element once (a product reads each operand element once per output column: a producer fused
+// there would be recomputed as often).
+bool fusable(mlir::OpOperand& operand) {
+  if (!mlir::linalg::areElementwiseOpsFusable(&operand)) return false;
+  auto producer = mlir::cast<mlir::linalg::GenericOp>(operand.get().getDefiningOp());
+  for (mlir::OpOperand& init : producer.getDpsInitsMutable())
+    if (producer.payloadUsesValueFromOperand(&init)) return false;
+  auto consumer = mlir::cast<mlir::linalg::GenericOp>(operand.getOwner());
+  return all_parallel(consumer) || consumer.getMatchingIndexingMap(&operand).isPermutation();
+}
+
 // A single-result elementwise op whose recomputation costs less than a round trip through
 // memory: a few arithmetic ops (no division, nothing from the math dialect) on at most one
 // array; its other operands are scalars.
@@ -58,12 +73,10 @@ void duplicate_cheap_producers(mlir::ModuleOp module) {
   for (auto it = generics.rbegin(); it != generics.rend(); ++it) {
     mlir::linalg::GenericOp op = *it;
     if (!is_cheap(op)) continue;
-    std::vector<mlir::OpOperand*> fusable;
+    std::vector<mlir::OpOperand*> readers;
     for (mlir::OpOperand& use : op->getResult(0).getUses())
-      if (use.getOwner()->getBlock() == op->getBlock() &&
-          mlir::linalg::areElementwiseOpsFusable(&use))
-        fusable.push_back(&use);
-    for (mlir::OpOperand* use : fusable) {
+      if (use.getOwner()->getBlock() == op->getBlock() && fusable(use)) readers.push_back(&use);
+    for (mlir::OpOperand* use : readers) {
       mlir::OpBuilder b(use->getOwner());
       use->set(b.clone(*op)->getResult(0));
     }
@@ -137,7 +150,7 @@ bool reads_alike(mlir::OpOperand& operand) {
 // all-parallel reader in its own block (a reduction's loop cannot also write the producer's
 // array) that precedes them all, and only where that keeps no array alive longer.
 bool may_fuse(mlir::OpOperand& operand) {
-  if (!mlir::linalg::areElementwiseOpsFusable(&operand) || !reads_alike(operand)) return false;
+  if (!fusable(operand) || !reads_alike(operand)) return false;
   mlir::Operation* producer = operand.get().getDefiningOp();
   auto consumer = mlir::cast<mlir::linalg::GenericOp>(operand.getOwner());
   const auto users = producer->getUsers();
@@ -230,10 +243,14 @@ void fuse_elementwise(mlir::ModuleOp module) {
     mlir::Operation* producer = operand->get().getDefiningOp();
     return producer && producer->hasOneUse();
   };
+  const mlir::linalg::ControlFusionFn single_use_same_work = [&](mlir::OpOperand* operand) {
+    return single_use(operand) && mlir::isa<mlir::linalg::GenericOp>(operand->getOwner()) &&
+           fusable(*operand);
+  };
   // Then what MLIR's linalg-fuse-elementwise-ops applies: folding reshapes into loops,
   // canonicalizations, constant folding (and single-use fusion, for what they expose).
   mlir::RewritePatternSet patterns(ctx);
-  mlir::linalg::populateElementwiseOpsFusionPatterns(patterns, single_use);
+  mlir::linalg::populateElementwiseOpsFusionPatterns(patterns, single_use_same_work);
   mlir::linalg::populateFoldReshapeOpsByExpansionPatterns(patterns, single_use);
   mlir::affine::AffineApplyOp::getCanonicalizationPatterns(patterns, ctx);
   mlir::linalg::GenericOp::getCanonicalizationPatterns(patterns, ctx);

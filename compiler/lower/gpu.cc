@@ -75,7 +75,8 @@ mlir::OwningOpRef<mlir::ModuleOp> lower_for_gpu(mlir::MLIRContext& ctx, Diagnost
   mlir::OwningOpRef<mlir::ModuleOp> module = new_module(ctx);
   // The runtime calls' objects are needed only to run the module, which this stage does not.
   std::vector<std::unique_ptr<RuntimeCall>> calls;
-  lower_function(*module, jaxpr, calls, where, "main");
+  // Dots stay host calls on this path (cuBLAS is the plan): no native loops for them.
+  lower_function(*module, jaxpr, calls, where, "main", DotPath::blas);
   verify_module(*module, diags);
   fuse_elementwise(*module);
   run_passes(*module, diags, gpu_pipeline(options, max_rank(jaxpr), to_binary),

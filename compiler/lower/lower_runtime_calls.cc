@@ -63,18 +63,14 @@ class KernelCall final : public RuntimeCall {
   std::vector<ShapedArray> in_avals_, out_avals_;
 };
 
-std::vector<mlir::Value> dot_general(EqnLowering& el, const std::vector<mlir::Value>& in) {
-  const ShapedArray& lhs = el.eqn.inputs[0].aval();
-  const ShapedArray& rhs = el.eqn.inputs[1].aval();
-  const ShapedArray& out = el.eqn.outputs[0].aval();
-  if (!runtime::blas_dot_supported(lhs, rhs, out))
-    not_native(el, "BLAS handles f32 and f64 operands of the output's dtype");
-  auto dn = DotDimensionNumbers::from_param(el.eqn.params.at("dimension_numbers"));
-  auto call = std::make_unique<DotCall>(runtime::plan_dot(lhs, rhs, dn, out));
-  return emit_runtime_call(el, std::move(call), in, {out});
-}
-
 }  // namespace
+
+std::vector<mlir::Value> blas_dot(EqnLowering& el, const std::vector<mlir::Value>& in,
+                                  const DotDimensionNumbers& dn) {
+  auto call = std::make_unique<DotCall>(runtime::plan_dot(
+      el.eqn.inputs[0].aval(), el.eqn.inputs[1].aval(), dn, el.eqn.outputs[0].aval()));
+  return emit_runtime_call(el, std::move(call), in, {el.eqn.outputs[0].aval()});
+}
 
 std::vector<mlir::Value> kernel_fallback(EqnLowering& el, const std::vector<mlir::Value>& inputs,
                                          const std::string& why) {
@@ -84,10 +80,6 @@ std::vector<mlir::Value> kernel_fallback(EqnLowering& el, const std::vector<mlir
   auto call = std::make_unique<KernelCall>(el.eqn);
   return emit_runtime_call(el, std::move(call), inputs,
                            avals_of(std::span<const Var>(el.eqn.outputs)));
-}
-
-void register_runtime_call_rules(LowerRuleTable& t) {
-  t.add("dot_general", dot_general);
 }
 
 }  // namespace cjax::lower

@@ -24,7 +24,7 @@ class Table final : public LowerRuleTable {
     register_elementwise_rules(*this);
     register_structural_rules(*this);
     register_reduction_rules(*this);
-    register_runtime_call_rules(*this);
+    register_dot_rules(*this);
     register_control_flow_rules(*this);
   }
   void add(std::string_view prim, LowerRule rule) override {
@@ -177,7 +177,7 @@ mlir::OwningOpRef<mlir::ModuleOp> new_module(mlir::MLIRContext& ctx) {
 
 void lower_function(mlir::ModuleOp module, const Jaxpr& jaxpr,
                     std::vector<std::unique_ptr<RuntimeCall>>& calls, const std::string& where,
-                    const std::string& name) {
+                    const std::string& name, DotPath dot_path) {
   mlir::OpBuilder b(module.getContext());
   const mlir::Location loc = b.getUnknownLoc();
   b.setInsertionPointToEnd(module.getBody());
@@ -204,7 +204,7 @@ void lower_function(mlir::ModuleOp module, const Jaxpr& jaxpr,
   mlir::Block* entry = func.addEntryBlock();
   b.setInsertionPointToStart(entry);
 
-  LoweringState state{b, module, calls, {}, where, entry->getArgument(0)};
+  LoweringState state{b, module, calls, {}, where, entry->getArgument(0), dot_path};
   // Block argument k + 1 is memref argument k (after the call table).
   auto memref_arg = [&](size_t k) { return entry->getArgument(static_cast<unsigned>(k + 1)); };
   std::vector<mlir::Value> args;

@@ -13,7 +13,9 @@
 #include <unordered_map>
 #include <vector>
 
+#include "compiler/lower/executable.h"
 #include "ir/jaxpr.h"
+#include "ir/params.h"
 
 namespace cjax::lower {
 
@@ -35,6 +37,7 @@ struct LoweringState {
   std::unordered_map<const void*, mlir::Value> output_buffers;  // Var id -> memref argument
   std::string where;       // for messages: the example or file being lowered
   mlir::Value call_table;  // main's first argument: the address of the RuntimeCall* table
+  DotPath dot_path = DotPath::by_size;
 };
 
 struct EqnLowering {
@@ -58,7 +61,7 @@ class LowerRuleTable {
 void register_elementwise_rules(LowerRuleTable& t);
 void register_structural_rules(LowerRuleTable& t);
 void register_reduction_rules(LowerRuleTable& t);
-void register_runtime_call_rules(LowerRuleTable& t);
+void register_dot_rules(LowerRuleTable& t);
 void register_control_flow_rules(LowerRuleTable& t);
 
 // The rule for `prim`, or null when it has none.
@@ -79,7 +82,7 @@ mlir::OwningOpRef<mlir::ModuleOp> new_module(mlir::MLIRContext& ctx);
 // at run time keeps addresses out of the IR, so `cjax lower` prints the same module every time.
 void lower_function(mlir::ModuleOp module, const Jaxpr& jaxpr,
                     std::vector<std::unique_ptr<RuntimeCall>>& calls, const std::string& where,
-                    const std::string& name);
+                    const std::string& name, DotPath dot_path = DotPath::by_size);
 
 // For each outvar, the position among (constvars, invars) of the input it returns unchanged, or
 // -1. Such outputs get no buffer in main's signature: the executable returns the input itself.
@@ -131,6 +134,14 @@ struct NotNative {
 };
 std::string unsupported_message(const EqnLowering& el, const std::string& what);
 [[noreturn]] void not_native(const EqnLowering& el, const std::string& why);
+
+// Products of at most this many multiply-adds compile as native loops under DotPath::by_size:
+// below it, they measured faster than a call into OpenBLAS (docs/backend.md, "Dots").
+inline constexpr int64_t kNativeDotMaxMultiplyAdds = int64_t{1} << 12;
+
+// dot_general as a call into OpenBLAS through a plan made now (f32 and f64).
+std::vector<mlir::Value> blas_dot(EqnLowering& el, const std::vector<mlir::Value>& inputs,
+                                  const DotDimensionNumbers& dn);
 
 // The eqn as a runtime call of the interpreter's kernel for its primitive; throws
 // cjax::UnsupportedError naming the primitive when there is none.

@@ -121,7 +121,9 @@ TEST_CASE("control-flow examples compile to scf loops and branches, forward and 
 TEST_CASE("a scan over layers is one scf.for whose dots call BLAS inside the loop",
           "[control_flow]") {
   const Jaxpr j = examples::get("scan/net").make_jaxpr();
-  const std::string mlir = lower::lower_to_text(j, lower::Stage::mlir, "scan/net");
+  lower::CompileOptions blas;  // its 2x2 products would be loop nests by size
+  blas.dot_path = lower::DotPath::blas;
+  const std::string mlir = lower::lower_to_text(j, lower::Stage::mlir, "scan/net", blas);
   CHECK(occurrences(mlir, "scf.for") == 1);
   CHECK(occurrences(mlir, "tensor.extract_slice") == 2);  // this layer's weights and bias
   const size_t loop = mlir.find("scf.for"), call = mlir.find("call @cjax_runtime_call");
@@ -133,7 +135,7 @@ TEST_CASE("a scan over layers is one scf.for whose dots call BLAS inside the loo
   // layer's offset), never from a copy of the slice.
   CHECK(mlir.find("to_memref %extracted_slice") == std::string::npos);
   CHECK(mlir.find("memref.extract_aligned_pointer_as_index %arg1 ") != std::string::npos);
-  auto exe = lower::compile(j, "scan/net");
+  auto exe = lower::compile(j, "scan/net", blas);
   REQUIRE(exe->compile_stats().runtime_calls.size() == 1);
   CHECK(exe->compile_stats().runtime_calls[0].rfind("dot_general via BLAS", 0) == 0);
 }

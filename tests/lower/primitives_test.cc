@@ -172,7 +172,9 @@ TEST_CASE("a transposed dot is computed as the swapped dot, with the same values
       "preferred_element_type=float64] c d; t:f64[3,2,5] = transpose[permutation=(1, 0, 2)] u "
       "in (q, s, t) }";
   check(text);
-  const std::string mlir = lower::lower_to_text(*parse_jaxpr(text), lower::Stage::mlir);
+  lower::CompileOptions blas;  // products this small would be loop nests by size
+  blas.dot_path = lower::DotPath::blas;
+  const std::string mlir = lower::lower_to_text(*parse_jaxpr(text), lower::Stage::mlir, "", blas);
   // q and s fold into their dots; t (not a swap of free dims) stays one copy loop.
   size_t generics = 0;
   for (size_t at = mlir.find("linalg.generic"); at != std::string::npos;

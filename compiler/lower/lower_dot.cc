@@ -1,0 +1,120 @@
+// dot_general, compiled two ways: small products as a native loop nest, where the JIT'd loops
+// beat a call into OpenBLAS (its dispatch and packing cost more than the arithmetic), and the
+// rest through OpenBLAS (runtime calls, lower_runtime_calls.cc). The crossover was measured on
+// this project's machine (bench/step_bench.cc, BM_dot; docs/backend.md, "Dots").
+#include <mlir/Dialect/Arith/IR/Arith.h>
+
+#include "compiler/lower/lowering.h"
+#include "ir/params.h"
+#include "runtime/blas_dot.h"
+
+namespace cjax::lower {
+namespace {
+
+using mlir::AffineExpr;
+using mlir::Location;
+using mlir::OpBuilder;
+using mlir::Value;
+using mlir::ValueRange;
+
+bool contains(const std::vector<int64_t>& dims, size_t d) {
+  for (int64_t x : dims)
+    if (static_cast<size_t>(x) == d) return true;
+  return false;
+}
+
+size_t position(const std::vector<int64_t>& dims, size_t d) {
+  for (size_t i = 0; i < dims.size(); ++i)
+    if (static_cast<size_t>(dims[i]) == d) return i;
+  return dims.size();
+}
+
+// The multiply-adds a product does: batch x lhs free x contracting x rhs free sizes.
+int64_t multiply_adds(const ShapedArray& lhs, const ShapedArray& rhs,
+                      const DotDimensionNumbers& dn) {
+  int64_t n = 1;
+  for (int64_t s : lhs.shape) n *= s;
+  for (size_t d = 0; d < rhs.shape.size(); ++d)
+    if (!contains(dn.rhs_batch, d) && !contains(dn.rhs_contract, d)) n *= rhs.shape[d];
+  return n;
+}
+
+// The loop nest of a product: loops over the batch dims, the lhs's free dims, the contracting
+// dims (reductions) and the rhs's free dims, in that order. The innermost loop runs along the
+// output's last dimension and each output element accumulates in contracting order, so LLVM
+// vectorizes that loop without reassociating any sum.
+Value native_dot(EqnLowering& el, const std::vector<Value>& in, const DotDimensionNumbers& dn) {
+  const ShapedArray& lhs = el.eqn.inputs[0].aval();
+  const ShapedArray& rhs = el.eqn.inputs[1].aval();
+  const ShapedArray& out = el.eqn.outputs[0].aval();
+  mlir::MLIRContext* ctx = el.b().getContext();
+  const size_t nb = dn.lhs_batch.size(), nc = dn.lhs_contract.size();
+  const size_t lhs_free = lhs.shape.size() - nb - nc, rhs_free = rhs.shape.size() - nb - nc;
+  const auto loops = static_cast<unsigned>(nb + lhs_free + nc + rhs_free);
+  auto dim = [&](size_t i) { return mlir::getAffineDimExpr(static_cast<unsigned>(i), ctx); };
+  std::vector<AffineExpr> lhs_exprs, rhs_exprs, out_exprs;
+  size_t next_free = nb;
+  for (size_t d = 0; d < lhs.shape.size(); ++d) {
+    if (contains(dn.lhs_batch, d))
+      lhs_exprs.push_back(dim(position(dn.lhs_batch, d)));
+    else if (contains(dn.lhs_contract, d))
+      lhs_exprs.push_back(dim(nb + lhs_free + position(dn.lhs_contract, d)));
+    else
+      lhs_exprs.push_back(dim(next_free++));
+  }
+  next_free = nb + lhs_free + nc;
+  for (size_t d = 0; d < rhs.shape.size(); ++d) {
+    if (contains(dn.rhs_batch, d))
+      rhs_exprs.push_back(dim(position(dn.rhs_batch, d)));
+    else if (contains(dn.rhs_contract, d))
+      rhs_exprs.push_back(dim(nb + lhs_free + position(dn.rhs_contract, d)));
+    else
+      rhs_exprs.push_back(dim(next_free++));
+  }
+  std::vector<bool> reduction(loops, false);
+  for (size_t i = 0; i < loops; ++i) {
+    if (i >= nb + lhs_free && i < nb + lhs_free + nc)
+      reduction[i] = true;
+    else
+      out_exprs.push_back(dim(i));
+  }
+  auto map = [&](const std::vector<AffineExpr>& e) {
+    return mlir::AffineMap::get(loops, 0, e, ctx);
+  };
+  const std::vector<mlir::AffineMap> maps = {map(lhs_exprs), map(rhs_exprs)};
+  if (nc == 0)  // an outer product: elementwise, and fused like any elementwise op
+    return generic_op(el, in, maps, map(out_exprs), loops, reduction, empty_tensor(el, out),
+                      [](OpBuilder& b, Location loc, ValueRange a) {
+                        return Value(b.create<mlir::arith::MulFOp>(loc, a[0], a[1]));
+                      });
+  const Value zero = filled_tensor(
+      el, out, el.b().getFloatAttr(element_type(el.b(), out.dtype, "dot_general"), 0));
+  return generic_op(el, in, maps, map(out_exprs), loops, reduction, zero,
+                    [](OpBuilder& b, Location loc, ValueRange a) {
+                      Value product = b.create<mlir::arith::MulFOp>(loc, a[0], a[1]);
+                      return Value(b.create<mlir::arith::AddFOp>(loc, a[2], product));
+                    });
+}
+
+std::vector<Value> dot_general(EqnLowering& el, const std::vector<Value>& in) {
+  const ShapedArray& lhs = el.eqn.inputs[0].aval();
+  const ShapedArray& rhs = el.eqn.inputs[1].aval();
+  const ShapedArray& out = el.eqn.outputs[0].aval();
+  if (!runtime::blas_dot_supported(lhs, rhs, out))
+    not_native(el, "dot_general compiles f32 and f64 operands of the output's dtype");
+  const auto dn = DotDimensionNumbers::from_param(el.eqn.params.at("dimension_numbers"));
+  (void)runtime::plan_dot(lhs, rhs, dn, out);  // checks the dimension numbers against the shapes
+  const DotPath path = el.state.dot_path;
+  if (path == DotPath::native ||
+      (path == DotPath::by_size && multiply_adds(lhs, rhs, dn) <= kNativeDotMaxMultiplyAdds))
+    return {native_dot(el, in, dn)};
+  return blas_dot(el, in, dn);
+}
+
+}  // namespace
+
+void register_dot_rules(LowerRuleTable& t) {
+  t.add("dot_general", dot_general);
+}
+
+}  // namespace cjax::lower
