@@ -179,8 +179,9 @@ void read_own_values(mlir::RewriterBase& rewriter, mlir::linalg::GenericOp fused
                      const llvm::DenseMap<mlir::Value, mlir::Value>& replacements) {
   mlir::Operation* yield = fused.getBody()->getTerminator();
   for (mlir::OpOperand* in : fused.getDpsInputOperands()) {
-    if (in->get().getDefiningOp() != producer) continue;
-    auto result = mlir::cast<mlir::OpResult>(replacements.at(in->get()));
+    auto yielded = replacements.find(in->get());  // the keep in absorb_one_producer made sure
+    if (in->get().getDefiningOp() != producer || yielded == replacements.end()) continue;
+    auto result = mlir::cast<mlir::OpResult>(yielded->second);
     rewriter.replaceAllUsesWith(fused.getMatchingBlockArgument(in),
                                 yield->getOperand(result.getResultNumber()));
     auto type = mlir::cast<mlir::RankedTensorType>(in->get().getType());

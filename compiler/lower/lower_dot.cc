@@ -1,8 +1,10 @@
-// dot_general, compiled two ways: small products as a native loop nest, where the JIT'd loops
-// beat a call into OpenBLAS (its dispatch and packing cost more than the arithmetic), and the
-// rest through OpenBLAS (runtime calls, lower_runtime_calls.cc). The crossover was measured on
-// this project's machine (bench/step_bench.cc, BM_dot; docs/backend.md, "Dots").
+// dot_general, compiled two ways: small products as a native loop nest (in a program, that
+// saves the runtime call and measured faster up to kNativeDotMaxMultiplyAdds), the rest through
+// OpenBLAS (a runtime call, lower_runtime_calls.cc). The measurements: bench/step_bench.cc's
+// BM_dot_native and BM_dot_blas, recorded in docs/backend.md ("Dots: loops or OpenBLAS").
 #include <mlir/Dialect/Arith/IR/Arith.h>
+
+#include <algorithm>
 
 #include "compiler/lower/lowering.h"
 #include "ir/params.h"
@@ -17,16 +19,14 @@ using mlir::OpBuilder;
 using mlir::Value;
 using mlir::ValueRange;
 
-bool contains(const std::vector<int64_t>& dims, size_t d) {
-  for (int64_t x : dims)
-    if (static_cast<size_t>(x) == d) return true;
-  return false;
+// Where dimension `d` is listed in `dims`, or dims.size() when it is not.
+size_t position(const std::vector<int64_t>& dims, size_t d) {
+  return static_cast<size_t>(std::find(dims.begin(), dims.end(), static_cast<int64_t>(d)) -
+                             dims.begin());
 }
 
-size_t position(const std::vector<int64_t>& dims, size_t d) {
-  for (size_t i = 0; i < dims.size(); ++i)
-    if (static_cast<size_t>(dims[i]) == d) return i;
-  return dims.size();
+bool contains(const std::vector<int64_t>& dims, size_t d) {
+  return position(dims, d) < dims.size();
 }
 
 // The multiply-adds a product does: batch x lhs free x contracting x rhs free sizes.
