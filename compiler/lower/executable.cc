@@ -85,12 +85,16 @@ std::vector<int64_t> descriptor(const runtime::Buffer& b) {
   return d;
 }
 
-// Threads pay off only for loops of many elements; a program without any compiles faster (no
-// async runtime code) and runs without task overhead.
+// Threads pay off only for loops of many elements (written, or read by a reduction); a program
+// without any compiles faster (no async runtime code) and runs without task overhead.
 bool worth_parallel_loops(const Jaxpr& j) {
-  for (const Eqn& e : j.eqns)
+  for (const Eqn& e : j.eqns) {
     for (const Var& v : e.outputs)
       if (v.aval().size() >= kMinParallelElements) return true;
+    if (e.prim->name.rfind("reduce_", 0) == 0)
+      for (const Atom& a : e.inputs)
+        if (a.aval().size() >= kMinParallelElements) return true;
+  }
   return false;
 }
 

@@ -25,6 +25,25 @@ std::optional<std::vector<int64_t>> trip_counts(mlir::scf::ParallelOp op) {
   return trips;
 }
 
+// The iterations of the deepest nest of scf.for loops in `block` (a reduction's loops inside a
+// parallel loop's body), 1 when there is none; loops without constant bounds count once.
+int64_t nested_iterations(mlir::Block& block) {
+  int64_t most = 1;
+  for (mlir::Operation& op : block) {
+    int64_t here = 1;
+    if (auto loop = mlir::dyn_cast<mlir::scf::ForOp>(op)) {
+      auto trips =
+          mlir::constantTripCount(loop.getLowerBound(), loop.getUpperBound(), loop.getStep());
+      here = trips.value_or(1);
+    }
+    int64_t inner = 1;
+    for (mlir::Region& region : op.getRegions())
+      for (mlir::Block& b : region) inner = std::max(inner, nested_iterations(b));
+    most = std::max(most, here * inner);
+  }
+  return most;
+}
+
 // Clones `op`'s body (its terminator aside) at `b`'s insertion point, with `ivs` for its
 // induction variables.
 void clone_body(mlir::OpBuilder& b, mlir::scf::ParallelOp op, mlir::ValueRange ivs) {
@@ -83,12 +102,15 @@ void shape_parallel_loops(mlir::ModuleOp module, int64_t min_parallel, int64_t c
   for (mlir::scf::ParallelOp op : loops) {
     const auto trips = trip_counts(op);
     if (!trips) continue;
-    int64_t total = 1;
-    for (int64_t t : *trips) total *= t;
-    if (total < min_parallel)
+    int64_t parallel = 1;
+    for (int64_t t : *trips) parallel *= t;
+    // A reduction's nest does `inner` iterations of its own per parallel iteration: its chunks
+    // are fewer parallel iterations, for about `chunk` iterations of work each.
+    const int64_t inner = nested_iterations(*op.getBody());
+    if (parallel < 2 || parallel * inner < min_parallel)
       sequentialize(op);
     else if (trips->back() > 1)
-      chunk_innermost(op, std::min(chunk, trips->back()), trips->back());
+      chunk_innermost(op, std::clamp<int64_t>(chunk / inner, 1, trips->back()), trips->back());
   }
 }
 

@@ -7,10 +7,12 @@
 
 namespace cjax::lower {
 
-// Parallel loop nests (without reductions) of fewer than `min_parallel` iterations become plain
-// scf.for nests; longer ones are split into chunks of `chunk` iterations of their innermost
-// dimension: the parallel loop runs over chunks and each chunk is an scf.for. Only loops with
-// constant bounds are touched.
+// Parallel loop nests (without reductions) of fewer than `min_parallel` iterations, counting
+// those of the scf.for loops in their bodies (a reduction over the rows of a matrix is a
+// parallel loop over the rows, each summing its row in an scf.for), become plain scf.for nests;
+// longer ones are split into chunks of their innermost dimension, of about `chunk` iterations
+// of work each: the parallel loop runs over chunks and each chunk is an scf.for. Only loops
+// with constant bounds are touched.
 //
 // Why: the async runtime's machinery (an outlined task function and a coroutine per loop) costs
 // the JIT about 30 ms a loop, and splitting a short loop across threads gains nothing. And LLVM

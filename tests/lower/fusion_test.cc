@@ -121,5 +121,15 @@ TEST_CASE("long loops run in chunks of their innermost dimension, ragged ends in
       "g:f64[8,64,1024] = sin c; h:f64[8,64,1024] = mul g 3.0:f64[] in (e, f, h) }");
 }
 
+TEST_CASE("a reduction over long rows runs its rows on both threads, ragged chunks included") {
+  // Few long rows (a chunk per row), many short rows (chunks of 1365 rows, the last shorter),
+  // and rows of a matrix: each over 2^18 elements read, so its rows are split across threads.
+  const std::string text = lowered(
+      "{ lambda ; a:f32[3,100000] b:f64[100001,3] c:f32[512,1024]. let "
+      "d:f32[3] = reduce_sum[axes=(1,)] a; e:f64[100001] = reduce_max[axes=(1,)] b; "
+      "f:f32[512] = reduce_sum[axes=(1,)] c in (d, e, f) }");
+  CHECK(count(text, "llvm.call @mlirAsyncRuntimeCreateGroup") == 3);
+}
+
 }  // namespace
 }  // namespace cjax
