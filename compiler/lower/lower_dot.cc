@@ -52,25 +52,26 @@ Value native_dot(EqnLowering& el, const std::vector<Value>& in, const DotDimensi
   const size_t lhs_free = lhs.shape.size() - nb - nc, rhs_free = rhs.shape.size() - nb - nc;
   const auto loops = static_cast<unsigned>(nb + lhs_free + nc + rhs_free);
   auto dim = [&](size_t i) { return mlir::getAffineDimExpr(static_cast<unsigned>(i), ctx); };
-  std::vector<AffineExpr> lhs_exprs, rhs_exprs, out_exprs;
-  size_t next_free = nb;
-  for (size_t d = 0; d < lhs.shape.size(); ++d) {
-    if (contains(dn.lhs_batch, d))
-      lhs_exprs.push_back(dim(position(dn.lhs_batch, d)));
-    else if (contains(dn.lhs_contract, d))
-      lhs_exprs.push_back(dim(nb + lhs_free + position(dn.lhs_contract, d)));
-    else
-      lhs_exprs.push_back(dim(next_free++));
-  }
-  next_free = nb + lhs_free + nc;
-  for (size_t d = 0; d < rhs.shape.size(); ++d) {
-    if (contains(dn.rhs_batch, d))
-      rhs_exprs.push_back(dim(position(dn.rhs_batch, d)));
-    else if (contains(dn.rhs_contract, d))
-      rhs_exprs.push_back(dim(nb + lhs_free + position(dn.rhs_contract, d)));
-    else
-      rhs_exprs.push_back(dim(next_free++));
-  }
+  // An operand's index expressions: its batch and contracting dims read those loops, and its
+  // free dims, in order, the loops from `first_free` on.
+  auto operand_exprs = [&](size_t rank, const std::vector<int64_t>& batch,
+                           const std::vector<int64_t>& contract, size_t first_free) {
+    std::vector<AffineExpr> exprs;
+    for (size_t d = 0; d < rank; ++d) {
+      if (contains(batch, d))
+        exprs.push_back(dim(position(batch, d)));
+      else if (contains(contract, d))
+        exprs.push_back(dim(nb + lhs_free + position(contract, d)));
+      else
+        exprs.push_back(dim(first_free++));
+    }
+    return exprs;
+  };
+  const std::vector<AffineExpr> lhs_exprs =
+      operand_exprs(lhs.shape.size(), dn.lhs_batch, dn.lhs_contract, nb);
+  const std::vector<AffineExpr> rhs_exprs =
+      operand_exprs(rhs.shape.size(), dn.rhs_batch, dn.rhs_contract, nb + lhs_free + nc);
+  std::vector<AffineExpr> out_exprs;
   std::vector<bool> reduction(loops, false);
   for (size_t i = 0; i < loops; ++i) {
     if (i >= nb + lhs_free && i < nb + lhs_free + nc)
