@@ -205,7 +205,7 @@ Jaxpr inline_top_level_calls(const Jaxpr& jaxpr) {
 // A segment starts at every dot_general (a layer's product and the elementwise work after it
 // are one segment, whether the product is a loop nest or a call into OpenBLAS) and at every
 // eqn the back end runs through a runtime call.
-bool is_runtime_call(const Eqn& e) {
+bool starts_segment(const Eqn& e) {
   return e.prim->name == "dot_general" || !find_lower_rule(e.prim->name);
 }
 
@@ -224,7 +224,7 @@ Segmentation segment(const Jaxpr& program, const CompileOptions& options) {
   // dot from the transpose folded into it; values passed through a barrier or a name are read
   // from where they were computed (a segment returning them would copy them).
   out.jaxpr = fold_transposed_dots(drop_forwarding_eqns(inline_top_level_calls(program)));
-  out.segments = split_into_segments(out.jaxpr, options.max_segment_eqns, is_runtime_call);
+  out.segments = split_into_segments(out.jaxpr, options.max_segment_eqns, starts_segment);
   std::unordered_set<std::string> seen;
   for (size_t k = 0; k < out.segments.size(); ++k) {
     out.keys.push_back(segment_key(out.jaxpr, out.segments[k], k));
