@@ -55,7 +55,6 @@ struct Executable::Impl {
   std::vector<ShapedArray> in_avals, out_avals;
   CompileStats stats;
   std::string where;
-  DotPath dot_path = DotPath::by_size;
 
   // A worker of the async runtime may still be returning through this engine's code after the
   // last call woke its caller (async_tasks.h).
@@ -173,8 +172,9 @@ std::vector<runtime::Buffer> call(const CompiledFunction& f,
 }
 
 // The program as one function `main`, called once.
-void plan_whole(Executable::Impl& impl, mlir::ModuleOp module, const Jaxpr& jaxpr) {
-  lower_function(module, jaxpr, impl.calls, impl.where, "main", impl.dot_path);
+void plan_whole(Executable::Impl& impl, mlir::ModuleOp module, const Jaxpr& jaxpr,
+                DotPath dot_path) {
+  lower_function(module, jaxpr, impl.calls, impl.where, "main", dot_path);
   impl.functions.push_back({"main", nullptr, jaxpr.out_avals(), forwarded_inputs(jaxpr)});
   Step step;
   for (size_t k = 0; k < impl.in_avals.size(); ++k) step.inputs.push_back(k);
@@ -235,7 +235,8 @@ Segmentation segment(const Jaxpr& program, const CompileOptions& options) {
 }
 
 // The segments compiled once per key and called in order.
-void plan_segments(Executable::Impl& impl, mlir::ModuleOp module, const Segmentation& cut) {
+void plan_segments(Executable::Impl& impl, mlir::ModuleOp module, const Segmentation& cut,
+                   DotPath dot_path) {
   const Jaxpr& jaxpr = cut.jaxpr;
   std::unordered_map<const void*, size_t> slot_of;
   size_t next_slot = 0;
@@ -250,7 +251,7 @@ void plan_segments(Executable::Impl& impl, mlir::ModuleOp module, const Segmenta
     if (added) {
       std::string name = fmt::format("segment{}", impl.functions.size());
       const Jaxpr program = segment_program(jaxpr, s);
-      lower_function(module, program, impl.calls, impl.where, name, impl.dot_path);
+      lower_function(module, program, impl.calls, impl.where, name, dot_path);
       impl.functions.push_back(
           {std::move(name), nullptr, program.out_avals(), forwarded_inputs(program)});
     }
@@ -282,13 +283,12 @@ void plan_segments(Executable::Impl& impl, mlir::ModuleOp module, const Segmenta
 mlir::OwningOpRef<mlir::ModuleOp> lower_planned(mlir::MLIRContext& ctx, Executable::Impl& impl,
                                                 const Jaxpr& jaxpr, const CompileOptions& options) {
   mlir::OwningOpRef<mlir::ModuleOp> module = new_module(ctx);
-  impl.dot_path = options.dot_path;
   const Segmentation cut = segment(jaxpr, options);
   const bool repeats = cut.distinct < cut.segments.size();
   if (repeats || count_eqns(jaxpr) > options.max_whole_eqns)
-    plan_segments(impl, *module, cut);
+    plan_segments(impl, *module, cut, options.dot_path);
   else
-    plan_whole(impl, *module, cut.jaxpr);
+    plan_whole(impl, *module, cut.jaxpr, options.dot_path);
   return module;
 }
 

@@ -21,15 +21,16 @@ struct CompileStats {
   size_t steps = 0;                        // calls of them a run makes (see CompileOptions)
 };
 
-// When to cut a program into segments (compiler/lower/segments.h), compiled as functions that a
-// plan calls in order: segments start at each runtime call (a dot) and hold at most
-// `max_segment_eqns` eqns. A program is cut when some segments repeat (a network's equal layers,
-// compiled once: LLVM's time goes with the distinct code, not the depth) or when it has more than
-// `max_whole_eqns` eqns, nested bodies counted. Otherwise it compiles whole, as one function.
 // How dot_general compiles: a native loop nest for small products and OpenBLAS for the rest
 // (by_size, the default), or always one way (to measure one against the other).
 enum class DotPath { by_size, blas, native };
 
+// When to cut a program into segments (compiler/lower/segments.h), compiled as functions that a
+// plan calls in order: segments start at each dot and each runtime call and hold at most
+// `max_segment_eqns` eqns. A program is cut when some segments repeat (a network's equal layers,
+// compiled once: LLVM's time goes with the distinct code, not the depth) or when it has more than
+// `max_whole_eqns` eqns, nested bodies counted. Otherwise it compiles whole, as one function.
+// `dot_path`: see DotPath.
 struct CompileOptions {
   size_t max_whole_eqns = 256;
   size_t max_segment_eqns = 64;

@@ -104,12 +104,12 @@ std::vector<Value> dot_general(EqnLowering& el, const std::vector<Value>& in) {
   if (!runtime::blas_dot_supported(lhs, rhs, out))
     not_native(el, "dot_general compiles f32 and f64 operands of the output's dtype");
   const auto dn = DotDimensionNumbers::from_param(el.eqn.params.at("dimension_numbers"));
-  (void)runtime::plan_dot(lhs, rhs, dn, out);  // checks the dimension numbers against the shapes
+  runtime::DotPlan plan = runtime::plan_dot(lhs, rhs, dn, out);  // checks dn against the shapes
   const DotPath path = el.state.dot_path;
   if (path == DotPath::native ||
       (path == DotPath::by_size && multiply_adds(lhs, rhs, dn) <= kNativeDotMaxMultiplyAdds))
     return {native_dot(el, in, dn)};
-  return blas_dot(el, in, dn);
+  return blas_dot(el, in, std::move(plan));
 }
 
 }  // namespace

@@ -66,9 +66,8 @@ class KernelCall final : public RuntimeCall {
 }  // namespace
 
 std::vector<mlir::Value> blas_dot(EqnLowering& el, const std::vector<mlir::Value>& in,
-                                  const DotDimensionNumbers& dn) {
-  auto call = std::make_unique<DotCall>(runtime::plan_dot(
-      el.eqn.inputs[0].aval(), el.eqn.inputs[1].aval(), dn, el.eqn.outputs[0].aval()));
+                                  runtime::DotPlan plan) {
+  auto call = std::make_unique<DotCall>(std::move(plan));
   return emit_runtime_call(el, std::move(call), in, {el.eqn.outputs[0].aval()});
 }
 

@@ -16,6 +16,7 @@
 #include "compiler/lower/executable.h"
 #include "ir/jaxpr.h"
 #include "ir/params.h"
+#include "runtime/blas_dot.h"
 
 namespace cjax::lower {
 
@@ -136,12 +137,13 @@ std::string unsupported_message(const EqnLowering& el, const std::string& what);
 [[noreturn]] void not_native(const EqnLowering& el, const std::string& why);
 
 // Products of at most this many multiply-adds compile as native loops under DotPath::by_size:
-// below it, they measured faster than a call into OpenBLAS (docs/backend.md, "Dots").
+// up to it, they measured as fast alone and faster inside programs than a call into OpenBLAS
+// (docs/backend.md, "Dots: loops or OpenBLAS").
 inline constexpr int64_t kNativeDotMaxMultiplyAdds = int64_t{1} << 12;
 
-// dot_general as a call into OpenBLAS through a plan made now (f32 and f64).
+// dot_general as a call into OpenBLAS running `plan` (runtime::plan_dot).
 std::vector<mlir::Value> blas_dot(EqnLowering& el, const std::vector<mlir::Value>& inputs,
-                                  const DotDimensionNumbers& dn);
+                                  runtime::DotPlan plan);
 
 // The eqn as a runtime call of the interpreter's kernel for its primitive; throws
 // cjax::UnsupportedError naming the primitive when there is none.
