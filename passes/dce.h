@@ -10,6 +10,7 @@ namespace cjax {
 struct DceResult {
   Jaxpr jaxpr;                    // keeps only the outputs marked used
   std::vector<bool> used_inputs;  // which invars the kept eqns read
+  bool changed = false;           // an eqn was dropped or pruned (outputs dropped do not count)
 };
 
 // `used_outputs[i]`: keep output i. Eqns of primitives with effects do not exist in cjax, so every

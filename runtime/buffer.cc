@@ -5,6 +5,7 @@
 #include <cstring>
 #include <new>
 
+#include "ir/byte_size.h"
 #include "ir/errors.h"
 #include "runtime/allocator.h"
 #include "runtime/dtype_dispatch.h"
@@ -55,7 +56,12 @@ Buffer Buffer::allocate(const ShapedArray& aval) {
   check_aval(aval, "allocate");
   Buffer b;
   b.aval_ = aval;
-  b.storage_ = tracked_allocate(aval.nbytes());
+  try {
+    b.storage_ = tracked_allocate(aval.nbytes());
+  } catch (const std::bad_alloc&) {
+    throw Error(fmt::format("out of memory: cannot allocate {} ({}, {} bytes)", aval.str_short(),
+                            format_byte_size(aval.nbytes()), aval.nbytes()));
+  }
   return b;
 }
 

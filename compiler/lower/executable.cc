@@ -1,7 +1,6 @@
 #include "compiler/lower/executable.h"
 
 #include <fmt/format.h>
-#include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/ExecutionEngine/Orc/Mangling.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
@@ -23,6 +22,8 @@
 #include "compiler/lower/pipeline.h"
 #include "compiler/lower/runtime_symbols.h"
 #include "compiler/lower/segments.h"
+#include "compiler/lower/target_cpu.h"
+#include "compiler/memory_check.h"
 #include "ir/errors.h"
 #include "passes/inline.h"
 
@@ -55,6 +56,7 @@ struct Executable::Impl {
   std::vector<ShapedArray> in_avals, out_avals;
   CompileStats stats;
   std::string where;
+  MemoryNeed memory;  // the program's modelled peak, checked against free memory at each run
 
   // A worker of the async runtime may still be returning through this engine's code after the
   // last call woke its caller (async_tasks.h).
@@ -128,22 +130,6 @@ std::string program_name(const std::string& where) {
   return where.empty() ? "the program" : where;
 }
 
-// This machine's CPU, features included, for LLVM's optimization passes: without one, their
-// cost model assumes no vector registers, and no loop is vectorized (a GELU over 64x8192 took
-// 1.4 ms scalar against 0.2 ms in AVX-512).
-std::unique_ptr<llvm::TargetMachine> host_target_machine(const std::string& where) {
-  auto fail = [&](llvm::Error e) {
-    return Error(fmt::format("lower: no target for this CPU to compile {}: {}", program_name(where),
-                             llvm::toString(std::move(e))));
-  };
-  auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
-  if (!builder) throw fail(builder.takeError());
-  builder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
-  auto machine = builder->createTargetMachine();
-  if (!machine) throw fail(machine.takeError());
-  return std::move(*machine);
-}
-
 // Calls `f` on `inputs`; returns its outputs (fresh buffers, or the inputs it forwards).
 std::vector<runtime::Buffer> call(const CompiledFunction& f,
                                   const std::vector<const runtime::Buffer*>& inputs,
@@ -166,7 +152,7 @@ std::vector<runtime::Buffer> call(const CompiledFunction& f,
   for (auto& d : descriptors) desc_ptrs.push_back(d.data());
   for (void*& p : desc_ptrs) packed.push_back(&p);
   take_runtime_error();
-  f.entry(packed.data());
+  run_compiled(f.entry, packed.data());
   if (std::exception_ptr e = take_runtime_error()) std::rethrow_exception(e);
   return outs;
 }
@@ -298,6 +284,7 @@ std::shared_ptr<const Executable> compile(const Jaxpr& jaxpr, const std::string&
                                           const CompileOptions& options) {
   auto impl = std::make_shared<Executable::Impl>();
   impl->where = where;
+  impl->memory = memory_need(jaxpr);
   impl->in_avals = jaxpr.in_avals();
   impl->out_avals = jaxpr.out_avals();
   if (jaxpr.consts.size() != jaxpr.constvars.size())
@@ -323,13 +310,16 @@ std::shared_ptr<const Executable> compile(const Jaxpr& jaxpr, const std::string&
 
   t0 = Clock::now();
   mlir::ExecutionEngineOptions engine_options;
-  // engine_options.transformer is a function_ref: what it refers to must outlive create().
-  const std::unique_ptr<llvm::TargetMachine> machine = host_target_machine(where);
+  // engine_options.transformer is a function_ref: what it refers to must outlive create(). The
+  // optimizer and the code generator get the same CPU (target_cpu.h): without one, LLVM's cost
+  // model assumes no vector registers and no loop is vectorized (a GELU over 64x8192 took
+  // 1.4 ms scalar against 0.2 ms in AVX-512).
+  const std::unique_ptr<llvm::TargetMachine> machine = jit_target_machine(where);
   std::function<llvm::Error(llvm::Module*)> optimize = optimizing_transformer(machine.get());
   engine_options.transformer = optimize;
   engine_options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
   engine_options.enablePerfNotificationListener = std::getenv("CJAX_PERF_MAP") != nullptr;
-  auto engine = mlir::ExecutionEngine::create(*module, engine_options);
+  auto engine = mlir::ExecutionEngine::create(*module, engine_options, jit_target_machine(where));
   if (!engine)
     throw Error(fmt::format("lower: the JIT could not compile {}: {} {}", program_name(where),
                             llvm::toString(engine.takeError()), diags.text()));
@@ -368,6 +358,9 @@ std::vector<runtime::Buffer> Executable::run(std::span<const runtime::Buffer> ar
       throw TypeError(fmt::format(
           "compiled {}: argument {} has type {}, expected {}", program_name(m.where), i,
           args[i] ? args[i].aval().str_short() : "<empty>", m.in_avals[nconst + i].str_short()));
+  // Reading the system's figures costs tens of microseconds: small programs skip it.
+  constexpr size_t kCheckedPeakBytes = size_t{64} << 20;
+  if (m.memory.peak_bytes >= kCheckedPeakBytes) check_memory_need(m.memory);
   if (stats) runtime::reset_peak_bytes();
   std::vector<runtime::Buffer> slots(m.num_slots);
   for (size_t k = 0; k < nconst; ++k) slots[k] = m.consts[k];

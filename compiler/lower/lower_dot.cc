@@ -88,8 +88,23 @@ Value native_dot(EqnLowering& el, const std::vector<Value>& in, const DotDimensi
                       [](OpBuilder& b, Location loc, ValueRange a) {
                         return Value(b.create<mlir::arith::MulFOp>(loc, a[0], a[1]));
                       });
-  const Value zero = filled_tensor(
-      el, out, el.b().getFloatAttr(element_type(el.b(), out.dtype, "dot_general"), 0));
+  if (out.dtype == DType::f32) {
+    // f32 products accumulate in f64 (each product is exact there) and round once, as the
+    // reductions do (lower_reductions.cc): the temporary is small, these products are.
+    const ShapedArray wide{DType::f64, out.shape};
+    Value sums = generic_op(el, in, maps, map(out_exprs), loops, reduction,
+                            filled_tensor(el, wide, el.b().getF64FloatAttr(0.0)),
+                            [](OpBuilder& b, Location loc, ValueRange a) {
+                              Value x = b.create<mlir::arith::ExtFOp>(loc, b.getF64Type(), a[0]);
+                              Value y = b.create<mlir::arith::ExtFOp>(loc, b.getF64Type(), a[1]);
+                              Value product = b.create<mlir::arith::MulFOp>(loc, x, y);
+                              return Value(b.create<mlir::arith::AddFOp>(loc, a[2], product));
+                            });
+    return elementwise(el, {sums}, out, [](OpBuilder& b, Location loc, ValueRange a) {
+      return Value(b.create<mlir::arith::TruncFOp>(loc, b.getF32Type(), a[0]));
+    });
+  }
+  const Value zero = filled_tensor(el, out, el.b().getF64FloatAttr(0.0));
   return generic_op(el, in, maps, map(out_exprs), loops, reduction, zero,
                     [](OpBuilder& b, Location loc, ValueRange a) {
                       Value product = b.create<mlir::arith::MulFOp>(loc, a[0], a[1]);

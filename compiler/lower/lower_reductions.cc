@@ -82,6 +82,24 @@ Value combine(OpBuilder& b, Location loc, Monoid m, DType t, Value acc, Value x)
   return acc;
 }
 
+// An f32 sum accumulated in f64 and rounded once, as the interpreter's (runtime/kernels/
+// kernel_util.h, WideSum): an f32 accumulator stops growing at 2^24, and its error grows with
+// the number of terms. The f64 partial sums cost an output-sized temporary.
+Value wide_sum(EqnLowering& el, Value x, mlir::AffineMap in_map, mlir::AffineMap out_map,
+               const std::vector<bool>& reduced) {
+  const ShapedArray& out = el.eqn.outputs[0].aval();
+  const ShapedArray wide{DType::f64, out.shape};
+  Value sums = generic_op(el, {x}, {in_map}, out_map, static_cast<unsigned>(reduced.size()),
+                          reduced, filled_tensor(el, wide, el.b().getF64FloatAttr(0.0)),
+                          [](OpBuilder& b, Location loc, ValueRange a) {
+                            Value term = b.create<arith::ExtFOp>(loc, b.getF64Type(), a[0]);
+                            return Value(b.create<arith::AddFOp>(loc, a[1], term));
+                          });
+  return elementwise(el, {sums}, out, [](OpBuilder& b, Location loc, ValueRange a) {
+    return Value(b.create<arith::TruncFOp>(loc, b.getF32Type(), a[0]));
+  });
+}
+
 LowerRule reduction(Monoid m) {
   return [m](EqnLowering& el, const std::vector<Value>& in) -> std::vector<Value> {
     const ShapedArray& x = el.eqn.inputs[0].aval();
@@ -98,9 +116,11 @@ LowerRule reduction(Monoid m) {
     for (unsigned d = 0; d < rank; ++d)
       if (!reduced[d]) kept.push_back(mlir::getAffineDimExpr(d, ctx));
     auto out_map = mlir::AffineMap::get(rank, 0, kept, ctx);
+    const mlir::AffineMap in_map = el.b().getMultiDimIdentityMap(rank);
+    if (m == Monoid::sum && t == DType::f32) return {wide_sum(el, in[0], in_map, out_map, reduced)};
     Value init = filled_tensor(el, out, identity_of(el.b(), m, t));
-    return {generic_op(el, {in[0]}, {el.b().getMultiDimIdentityMap(rank)}, out_map, rank, reduced,
-                       init, [&](OpBuilder& b, Location loc, ValueRange a) {
+    return {generic_op(el, {in[0]}, {in_map}, out_map, rank, reduced, init,
+                       [&](OpBuilder& b, Location loc, ValueRange a) {
                          return combine(b, loc, m, t, a[1], a[0]);
                        })};
   };

@@ -1,10 +1,17 @@
 #include "compiler/lower/runtime_symbols.h"
 
+#include <fmt/format.h>
+
+#include <csetjmp>
 #include <cstdint>
 #include <cstring>
+#include <new>
+#include <unordered_set>
 #include <vector>
 
 #include "compiler/lower/lowering.h"
+#include "ir/byte_size.h"
+#include "ir/errors.h"
 #include "runtime/allocator.h"
 
 namespace cjax::lower {
@@ -27,13 +34,32 @@ extern "C" void cjax_runtime_call_impl(int64_t table, int64_t index, void* /*all
   }
 }
 
+// While compiled code runs on this thread (run_compiled): where to go should one of its
+// allocations fail, and the blocks it holds, to free then. Compiled code allocates only on the
+// calling thread, between its parallel loops (bufferization hoists allocations out of loop
+// bodies), so no worker is running when it jumps.
+struct CompiledRun {
+  sigjmp_buf out_of_memory;
+  std::unordered_set<void*> blocks;
+};
+thread_local CompiledRun* t_run = nullptr;
+
 extern "C" void* cjax_alloc(uint64_t n) {
+  void* p = nullptr;
   try {
-    return runtime::tracked_malloc(n);
-  } catch (...) {
-    if (!t_error) t_error = std::current_exception();
-    return nullptr;
+    p = runtime::tracked_malloc(n);
+    if (t_run) t_run->blocks.insert(p);
+  } catch (const std::bad_alloc&) {
+    runtime::tracked_free(p);  // when only the bookkeeping failed
+    p = nullptr;
+    if (!t_error)
+      t_error = std::make_exception_ptr(
+          Error(fmt::format("out of memory: compiled code could not allocate {} ({} bytes)",
+                            format_byte_size(n), n)));
   }
+  // Compiled code cannot take a null buffer, nor unwind: leave it (outside the catch block).
+  if (!p && t_run) siglongjmp(t_run->out_of_memory, 1);
+  return p;
 }
 
 extern "C" void* cjax_aligned_alloc(uint64_t /*alignment <= 64*/, uint64_t n) {
@@ -41,6 +67,7 @@ extern "C" void* cjax_aligned_alloc(uint64_t /*alignment <= 64*/, uint64_t n) {
 }
 
 extern "C" void cjax_free(void* p) {
+  if (t_run) t_run->blocks.erase(p);
   runtime::tracked_free(p);
 }
 
@@ -88,6 +115,21 @@ std::vector<std::pair<std::string_view, void*>> runtime_symbols() {
           {"_mlir_memref_to_llvm_aligned_alloc", reinterpret_cast<void*>(&cjax_aligned_alloc)},
           {"_mlir_memref_to_llvm_free", reinterpret_cast<void*>(&cjax_free)},
           {"memrefCopy", reinterpret_cast<void*>(&cjax_memref_copy)}};
+}
+
+bool run_compiled(void (*entry)(void**), void** args) {
+  CompiledRun run;
+  CompiledRun* const outer = std::exchange(t_run, &run);
+  // Nothing this function changes after sigsetjmp is read after the jump but `run` itself,
+  // which lives outside the jump's reach.
+  if (sigsetjmp(run.out_of_memory, 0) != 0) {
+    t_run = outer;
+    for (void* p : run.blocks) runtime::tracked_free(p);
+    return false;
+  }
+  entry(args);
+  t_run = outer;
+  return true;
 }
 
 std::exception_ptr take_runtime_error() {

@@ -9,7 +9,9 @@
 #include <map>
 #include <numeric>
 #include <unordered_map>
+#include <unordered_set>
 
+#include "ir/byte_size.h"
 #include "ir/errors.h"
 #include "ir/primitive.h"
 #include "passes/builder.h"
@@ -26,30 +28,40 @@
 namespace cjax::memory {
 namespace {
 
+bool is_split_call(const Eqn& e);
+
 // Plays a save set back: it answers for every jaxpr whose eqns it has a decision for (the planned
 // body, its nested checkpoints' bodies, and the copies of their eqns that the second split, in
-// transposition, sees); any other jaxpr (a loop's body) saves everything.
+// transposition, sees). The jaxprs inside those that a save set does not cover (the bodies of
+// loops and branches) follow the fallback policy: every value saved when there is none, else
+// what the fallback (a built-in policy) decides. Any other jaxpr gets no answer.
 class PlaybackPolicy : public Policy {
  public:
   std::string repr() const override { return "<function memory_plan at 0xXXXXXXXXXXXX>"; }
-  PolicyDecision decide(const Primitive&, std::span<const ShapedArray>,
-                        const Params&) const override {
+  PolicyDecision decide(const Primitive& prim, std::span<const ShapedArray> avals,
+                        const Params& params) const override {
+    if (fallback_) return policies::decide(fallback_, prim, avals, params);
     return {Saveability::save, {}, {}};
   }
-  std::optional<std::vector<PolicyDecision>> plan(const Jaxpr& jaxpr,
-                                                  const std::vector<bool>&) const override {
-    return playback(jaxpr);
+  std::optional<std::vector<PolicyDecision>> plan(
+      const Jaxpr& jaxpr, const std::vector<bool>& in_unknown) const override {
+    return playback(jaxpr, in_unknown);
   }
   // `save`: one flag per eqn of plan_eqns(body).
-  void record(const Jaxpr& body, const std::vector<bool>& save) const {
+  void record(const Jaxpr& body, const std::vector<bool>& save, PolicyRef fallback) const {
     const std::vector<const Eqn*> eqns = plan_eqns(body);
-    for (size_t k = 0; k < eqns.size(); ++k)
+    for (size_t k = 0; k < eqns.size(); ++k) {
       for (const Var& o : eqns[k]->outputs) {
         keep_.push_back(o);  // keeps the id valid
         decided_[o.id()] = save[k];
       }
+      for (const auto& [key, value] : eqns[k]->params)
+        if (!(key == "jaxpr" && is_split_call(*eqns[k]))) cover(value);
+    }
+    fallback_ = std::move(fallback);
   }
-  std::optional<std::vector<PolicyDecision>> playback(const Jaxpr& jaxpr) const {
+  std::optional<std::vector<PolicyDecision>> playback(const Jaxpr& jaxpr,
+                                                      const std::vector<bool>& in_unknown) const {
     std::vector<PolicyDecision> d(jaxpr.eqns.size());
     for (size_t k = 0; k < d.size(); ++k) {
       const std::vector<Var>& outs = jaxpr.eqns[k].outputs;
@@ -58,15 +70,46 @@ class PlaybackPolicy : public Policy {
         continue;
       }
       auto it = decided_.find(outs[0].id());
-      if (it == decided_.end()) return std::nullopt;
+      if (it == decided_.end())
+        return covered_.count(outs[0].id()) ? fallback_plan(jaxpr, in_unknown) : std::nullopt;
       d[k].kind = it->second ? Saveability::save : Saveability::recompute;
     }
     return d;
   }
 
  private:
+  // The eqns of the loop and branch bodies in a param (recursively), which the fallback answers.
+  void cover(const ParamValue& value) const {
+    if (value.is<JaxprRef>() && value.as<JaxprRef>()) {
+      for (const Eqn& e : value.as<JaxprRef>()->eqns) {
+        for (const Var& o : e.outputs) {
+          keep_.push_back(o);
+          covered_.insert(o.id());
+        }
+        for (const auto& [key, inner] : e.params) cover(inner);
+      }
+    } else if (value.is<ParamTuple>() || value.is<ParamList>()) {
+      for (const ParamValue& v :
+           value.is<ParamTuple>() ? value.as<ParamTuple>().items : value.as<ParamList>().items)
+        cover(v);
+    }
+  }
+  std::optional<std::vector<PolicyDecision>> fallback_plan(
+      const Jaxpr& jaxpr, const std::vector<bool>& in_unknown) const {
+    if (fallback_) {
+      if (auto d = fallback_->plan(jaxpr, in_unknown)) return d;
+    }
+    std::vector<PolicyDecision> d;
+    for (const Eqn& e : jaxpr.eqns)  // the fallback's decisions, not a subclass's decide()
+      d.push_back(
+          PlaybackPolicy::decide(*e.prim, avals_of(std::span<const Atom>(e.inputs)), e.params));
+    return d;
+  }
+
   mutable std::unordered_map<const void*, bool> decided_;  // eqn output -> saved
+  mutable std::unordered_set<const void*> covered_;        // eqn outputs the fallback answers
   mutable std::vector<Var> keep_;
+  mutable PolicyRef fallback_;
 };
 
 // Captures the first jaxpr it is asked to plan.
@@ -262,6 +305,7 @@ double ms_since(std::chrono::steady_clock::time_point t) {
 struct Costed {
   std::vector<bool> save;
   StepModel model;
+  PolicyRef fallback;  // for the loop and branch bodies the save set does not cover
 };
 
 std::vector<Costed> enumerate(const Jaxpr& body, const std::vector<bool>& in_unknown,
@@ -304,7 +348,7 @@ std::vector<Costed> enumerate(const Jaxpr& body, const std::vector<bool>& in_unk
     bound_holds = bound_holds && m.recompute_flops >= e.flops;
     const bool fits = stop_at_budget && m.peak_bytes <= *stop_at_budget;
     if (fits) cheapest_fit = std::min(cheapest_fit.value_or(m.recompute_flops), m.recompute_flops);
-    out.push_back({std::move(e.save), std::move(m)});
+    out.push_back({std::move(e.save), std::move(m), nullptr});
     if (fits && ordered_exactly) break;
   }
   return out;
@@ -313,7 +357,7 @@ std::vector<Costed> enumerate(const Jaxpr& body, const std::vector<bool>& in_unk
 // The greedy knapsack: from saving everything, stop saving one value at a time, the one whose
 // recomputation buys the most peak bytes per recomputed FLOP (costed exactly with the model up to
 // kGreedyExactCandidates candidates, beyond that by the residual bytes it frees). Returns every
-// step's choice, costed, and the choices of the built-in policies.
+// step's choice, costed.
 std::vector<Costed> greedy(const Jaxpr& body, const std::vector<bool>& in_unknown,
                            const Analysis& a, const std::vector<size_t>& cand,
                            std::optional<size_t> stop_at_budget, size_t* evaluations) {
@@ -327,7 +371,7 @@ std::vector<Costed> greedy(const Jaxpr& body, const std::vector<bool>& in_unknow
   StepModel m = cost(save);
   while (true) {
     const bool fits = stop_at_budget && m.peak_bytes <= *stop_at_budget;
-    out.push_back({save, m});
+    out.push_back({save, m, nullptr});
     if (fits) return out;
     const Closure now = closure(a, save);
     double best = 0;
@@ -355,17 +399,30 @@ std::vector<Costed> greedy(const Jaxpr& body, const std::vector<bool>& in_unknow
     save[pick] = false;
     m = picked ? *picked : cost(save);
   }
-  // The built-in policies' choices join in: they are other corners of the curve the greedy walk
-  // may pass by (saving nothing is the last resort).
+  return out;
+}
+
+// The built-in policies, each as a whole: its choices for the planned eqns, and for the loop and
+// branch bodies, which no save set covers, too. They are corners of the curve the searches may
+// miss (saving nothing is the last resort), so the smallest peak found is at most each of
+// theirs.
+std::vector<Costed> builtin_seeds(const Jaxpr& body, const std::vector<bool>& in_unknown,
+                                  const Analysis& a, const std::vector<size_t>& cand,
+                                  size_t* evaluations) {
+  std::vector<Costed> out;
   for (const PolicyRef& builtin : {policies::nothing_saveable(), policies::dots_saveable(),
                                    policies::dots_with_no_batch_dims_saveable()}) {
-    std::vector<bool> s = all_saved(a);
-    for (size_t k : cand) {
+    // Every planned eqn as the policy decides it, loops and calls too (which the searches keep
+    // as residuals: their recomputation is not modelled by the closure).
+    std::vector<bool> s(a.eqns.size());
+    for (size_t k = 0; k < s.size(); ++k) {
       const Eqn& e = *a.eqns[k];
       std::vector<ShapedArray> avals = avals_of(std::span<const Atom>(e.inputs));
       s[k] = policies::decide(builtin, *e.prim, avals, e.params).kind == Saveability::save;
     }
-    out.push_back({s, cost(s)});
+    ++*evaluations;
+    StepModel m = evaluate_plan(body, in_unknown, s, builtin).model;
+    out.push_back({std::move(s), std::move(m), builtin});
   }
   return out;
 }
@@ -390,7 +447,7 @@ std::vector<const Eqn*> plan_eqns(const Jaxpr& body) {
 }
 
 PlanCost evaluate_plan(const Jaxpr& body, const std::vector<bool>& in_unknown,
-                       const std::vector<bool>& save) {
+                       const std::vector<bool>& save, const PolicyRef& fallback) {
   if (save.size() != plan_eqns(body).size())
     throw Error(fmt::format("evaluate_plan: {} save flags for {} planned eqns", save.size(),
                             plan_eqns(body).size()));
@@ -400,7 +457,7 @@ PlanCost evaluate_plan(const Jaxpr& body, const std::vector<bool>& in_unknown,
   // identities the policy plays back) makes the model the model of the real programs, nested
   // checkpoints included.
   auto policy = std::make_shared<PlaybackPolicy>();
-  policy->record(body, save);
+  policy->record(body, save, fallback);
   Jaxpr program;
   for (const Var& v : body.invars) program.invars.emplace_back(v.aval());
   JaxprBuilder b;
@@ -465,6 +522,9 @@ std::optional<BudgetSolution> try_solve_memory_budget(const Jaxpr& body,
   }
   std::vector<Costed> tried = s.exact ? enumerate(body, in_unknown, a, cand, budget, &s.evaluations)
                                       : greedy(body, in_unknown, a, cand, budget, &s.evaluations);
+  if (!outer_only)
+    for (Costed& c : builtin_seeds(body, in_unknown, a, cand, &s.evaluations))
+      tried.push_back(std::move(c));
   s.solve_ms = ms_since(t0);
   // The cheapest choice that fits (the exhaustive search stops at it; the greedy one's are not
   // ordered by FLOPs).
@@ -480,21 +540,35 @@ std::optional<BudgetSolution> try_solve_memory_budget(const Jaxpr& body,
   if (!best) return std::nullopt;
   s.save = best->save;
   s.model = best->model;
+  s.fallback = best->fallback;
   return s;
 }
 
-std::string infeasible_message(size_t budget, size_t smallest, bool exact) {
-  return fmt::format(
-      "memory_budget: no save set fits a peak of {} ({} bytes); the smallest {} is {} ({} bytes)",
-      format_bytes(budget), budget, exact ? "feasible peak" : "peak the greedy search found",
-      format_bytes(smallest), smallest);
+InfeasibleBudget::InfeasibleBudget(size_t budget, size_t smallest_peak, Search search)
+    : cjax::Error(fmt::format(
+          "memory_budget: no save set fits a peak of {} ({} bytes); the smallest {} is {} ({} "
+          "bytes)",
+          format_bytes(budget), budget,
+          search == Search::exhaustive ? "feasible peak"
+          : search == Search::greedy   ? "peak the greedy search found"
+                                       : "peak the search over chain schedules found",
+          format_bytes(smallest_peak), smallest_peak)),
+      budget(budget),
+      smallest_peak(smallest_peak) {}
+
+namespace {
+
+InfeasibleBudget::Search search_of(const SearchInfo& info) {
+  return info.exact ? InfeasibleBudget::Search::exhaustive : InfeasibleBudget::Search::greedy;
 }
+
+}  // namespace
 
 BudgetSolution solve_memory_budget(const Jaxpr& body, const std::vector<bool>& in_unknown,
                                    size_t budget) {
   SearchInfo info;
   std::optional<BudgetSolution> s = try_solve_memory_budget(body, in_unknown, budget, false, &info);
-  if (!s) throw Error(infeasible_message(budget, info.smallest_peak, info.exact));
+  if (!s) throw InfeasibleBudget(budget, info.smallest_peak, search_of(info));
   return std::move(*s);
 }
 
@@ -506,6 +580,8 @@ std::vector<BudgetSolution> pareto_frontier(const Jaxpr& body,
   size_t evaluations = 0;
   std::vector<Costed> all = exact ? enumerate(body, in_unknown, a, cand, std::nullopt, &evaluations)
                                   : greedy(body, in_unknown, a, cand, 0, &evaluations);
+  for (Costed& c : builtin_seeds(body, in_unknown, a, cand, &evaluations))
+    all.push_back(std::move(c));
   std::stable_sort(all.begin(), all.end(), [](const Costed& x, const Costed& y) {
     return x.model.peak_bytes != y.model.peak_bytes
                ? x.model.peak_bytes < y.model.peak_bytes
@@ -519,6 +595,7 @@ std::vector<BudgetSolution> pareto_frontier(const Jaxpr& body,
     BudgetSolution s;
     s.save = std::move(c.save);
     s.model = std::move(c.model);
+    s.fallback = std::move(c.fallback);
     s.exact = exact;
     s.candidates = cand.size();
     s.evaluations = evaluations;
@@ -561,19 +638,19 @@ class BudgetPolicy final : public PlaybackPolicy {
     // staged remat2 again), are answered with those decisions rather than planned afresh. A
     // jaxpr it has not decided (a loop's body) is planned on its own.
     if (jaxpr.eqns.empty()) return std::vector<PolicyDecision>{};
-    if (auto d = playback(jaxpr)) return d;
+    if (auto d = playback(jaxpr, in_unknown)) return d;
     if (pending_ && same_structure(pending_->first, jaxpr)) {
       // The chain schedule restructure() picked: its problem was solved there already.
       last_ = std::move(pending_->second);
       pending_.reset();
-      record(jaxpr, last_->save);
-      return playback(jaxpr);
+      record(jaxpr, last_->save, last_->fallback);
+      return playback(jaxpr, in_unknown);
     }
     SearchInfo info;
     last_ = try_solve_memory_budget(jaxpr, in_unknown, bytes_, chain_slots_ > 0, &info);
-    if (!last_) throw Error(infeasible_message(bytes_, info.smallest_peak, info.exact));
-    record(jaxpr, last_->save);
-    return playback(jaxpr);
+    if (!last_) throw InfeasibleBudget(bytes_, info.smallest_peak, search_of(info));
+    record(jaxpr, last_->save, last_->fallback);
+    return playback(jaxpr, in_unknown);
   }
   // A chain of equal layers is nested as checkpoints when a binomial schedule recomputes less
   // under the budget than any save set of the body as written (chain_schedule.h).
@@ -612,31 +689,13 @@ size_t last_chain_slots(const PolicyRef& policy) {
 }
 
 size_t parse_bytes(const std::string& text) {
-  size_t i = 0;
-  while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.'))
-    ++i;
-  std::string number = text.substr(0, i), unit = text.substr(i);
-  unit.erase(std::remove(unit.begin(), unit.end(), ' '), unit.end());
-  static const std::map<std::string, double, std::less<>> units = {
-      {"", 1},     {"B", 1},          {"k", 1e3},          {"kB", 1e3},
-      {"K", 1024}, {"KiB", 1024},     {"M", 1048576},      {"MiB", 1048576},
-      {"MB", 1e6}, {"G", 1073741824}, {"GiB", 1073741824}, {"GB", 1e9}};
-  auto u = units.find(unit);
-  char* end = nullptr;
-  const double v = number.empty() ? -1 : std::strtod(number.c_str(), &end);
-  if (u == units.end() || v < 0 || !end || *end != '\0' || !std::isfinite(v * u->second) ||
-      v * u->second > 1e18)
-    throw UsageError(fmt::format(
-        "'{}' is not a size: write bytes or a number with B, KiB, MiB, GiB, kB, MB or GB", text));
-  return static_cast<size_t>(std::llround(v * u->second));
+  if (std::optional<size_t> bytes = parse_byte_size(text)) return *bytes;
+  throw UsageError(fmt::format(
+      "'{}' is not a size: write bytes or a number with B, KiB, MiB, GiB, kB, MB or GB", text));
 }
 
 std::string format_bytes(size_t n) {
-  if (n < 1024) return fmt::format("{} B", n);
-  if (n < 1024 * 1024) return fmt::format("{:.1f} KiB", static_cast<double>(n) / 1024.0);
-  if (n < (size_t{1} << 30))
-    return fmt::format("{:.1f} MiB", static_cast<double>(n) / (1024.0 * 1024.0));
-  return fmt::format("{:.2f} GiB", static_cast<double>(n) / (1024.0 * 1024.0 * 1024.0));
+  return format_byte_size(n);
 }
 
 }  // namespace cjax::memory

@@ -12,7 +12,9 @@
 // candidates the search is exact: every distinct recompute set, in order of increasing
 // recomputed FLOPs, until the cheapest fit is certain. Beyond that a greedy knapsack starts from
 // saving everything and stops saving, one at a time, the value that frees the most residual
-// bytes per recomputed FLOP until the peak fits; the built-in policies' save sets are costed too.
+// bytes per recomputed FLOP until the peak fits. Either way each built-in policy is costed as a
+// whole too (its choices inside loop and branch bodies included, which a save set does not
+// cover), so the smallest peak found is at most each of theirs.
 // A chain of equal layers is also nested as checkpoints along Griewank's schedule
 // (chain_schedule.h). docs/auto-remat.md explains the model and the trade-off.
 #pragma once
@@ -23,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/errors.h"
 #include "ir/jaxpr.h"
 #include "ir/policy.h"
 #include "passes/memory/memory_model.h"
@@ -58,13 +61,18 @@ struct PlanCost {
   StepModel model;
   Jaxpr fwd, bwd;
 };
+// `fallback` decides inside the loop and branch bodies of the planned eqns, which a save set
+// does not cover; null saves every value there.
 PlanCost evaluate_plan(const Jaxpr& body, const std::vector<bool>& in_unknown,
-                       const std::vector<bool>& save);
+                       const std::vector<bool>& save, const PolicyRef& fallback = nullptr);
 
 struct BudgetSolution {
   std::vector<bool> save;  // per eqn of plan_eqns(body)
-  StepModel model;         // of the chosen save set
-  bool exact = false;      // proven optimal (exhaustive search)
+  // What decides inside the loop and branch bodies the save set does not cover: null saves
+  // everything there; a built-in policy when the search chose that policy as a whole.
+  PolicyRef fallback;
+  StepModel model;     // of the chosen save set
+  bool exact = false;  // proven optimal (exhaustive search)
   size_t candidates = 0, evaluations = 0;
   double solve_ms = 0;  // for a chain schedule: the search over every schedule
 };
@@ -89,8 +97,12 @@ std::optional<BudgetSolution> try_solve_memory_budget(const Jaxpr& body,
                                                       size_t budget, bool outer_only = false,
                                                       SearchInfo* info = nullptr,
                                                       double flops_to_beat = HUGE_VAL);
-// The error text for a budget below `smallest` (`exact`: the search was exhaustive).
-std::string infeasible_message(size_t budget, size_t smallest, bool exact);
+// No save set the search costed fits the budget; what() states the smallest peak it found.
+struct InfeasibleBudget : cjax::Error {
+  enum class Search { exhaustive, greedy, chain_schedules };
+  InfeasibleBudget(size_t budget, size_t smallest_peak, Search search);
+  size_t budget, smallest_peak;
+};
 
 // The trade-off curve: save sets none of which is beaten in both peak bytes and recomputed
 // FLOPs, by increasing peak (exhaustive up to kExactCandidates, else the greedy sequence).

@@ -65,12 +65,9 @@ const ChainSchedule& pick_chain_schedule(const std::vector<ChainSchedule>& sched
       best = &s;
   }
   if (!best)
-    throw Error(exact
-                    ? infeasible_message(budget, smallest, true)
-                    : fmt::format("memory_budget: no save set fits a peak of {} ({} bytes); the "
-                                  "smallest peak the search over chain schedules found is {} "
-                                  "({} bytes)",
-                                  format_bytes(budget), budget, format_bytes(smallest), smallest));
+    throw InfeasibleBudget(
+        budget, smallest,
+        exact ? InfeasibleBudget::Search::exhaustive : InfeasibleBudget::Search::chain_schedules);
   return *best;
 }
 

@@ -27,21 +27,25 @@ void cumulative_kernel(const Params& params, std::span<const Buffer> in, std::sp
   const int64_t len = ia.shape[axis];
   dispatch_op<Op::kTypes>(ia.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
+    using Acc = typename Op::template Accumulator<T>;
     const T* x = in[0].as<T>();
     T* y = out[0].as<T>();
     for (int64_t o = 0; o < outer; ++o)
       for (int64_t j = 0; j < inner; ++j) {
         const int64_t base = o * len * inner + j;
+        Acc acc{};
         for (int64_t s = 0; s < len; ++s) {
           const int64_t k = reverse ? len - 1 - s : s;
           const int64_t at = base + k * inner;
-          y[at] = s == 0 ? x[at] : Op::template f<T>(y[at + (reverse ? inner : -inner)], x[at]);
+          acc =
+              s == 0 ? static_cast<Acc>(x[at]) : Op::template f<Acc>(acc, static_cast<Acc>(x[at]));
+          y[at] = static_cast<T>(acc);
         }
       }
   });
 }
 
-struct CumSum {
+struct CumSum : WideSum {
   static constexpr DTypeSet kTypes = kNumeric;
   template <class T>
   static T f(T acc, T x) {
@@ -51,7 +55,7 @@ struct CumSum {
       return acc + x;
   }
 };
-struct CumProd {
+struct CumProd : SameAccumulator {
   static constexpr DTypeSet kTypes = kNumeric;
   template <class T>
   static T f(T acc, T x) {
@@ -61,7 +65,7 @@ struct CumProd {
       return acc * x;
   }
 };
-struct CumMax {
+struct CumMax : SameAccumulator {
   static constexpr DTypeSet kTypes = kAll;
   template <class T>
   static T f(T acc, T x) {
@@ -70,7 +74,7 @@ struct CumMax {
     return x > acc ? x : acc;
   }
 };
-struct CumMin {
+struct CumMin : SameAccumulator {
   static constexpr DTypeSet kTypes = kAll;
   template <class T>
   static T f(T acc, T x) {
@@ -80,7 +84,7 @@ struct CumMin {
   }
 };
 // log(e^acc + e^x), computed around the larger of the two.
-struct CumLogSumExp {
+struct CumLogSumExp : SameAccumulator {
   static constexpr DTypeSet kTypes = kFloat;
   template <class T>
   static T f(T acc, T x) {

@@ -10,6 +10,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "ir/errors.h"
@@ -72,6 +73,21 @@ decltype(auto) dispatch_op(DType t, F&& f) {
 
 // A new buffer holding b's elements converted to `to` (convert_element_type's rules).
 Buffer convert_buffer(const Buffer& b, DType to);
+
+// What a reduction kernel accumulates in: most reduce in the operand's own dtype
+// (`SameAccumulator`); sums of floats narrower than f64 accumulate in f64 and round once
+// (`WideSum`), as the compiled reductions do (compiler/lower/lower_reductions.cc): an f32
+// accumulator stops growing at 2^24 (a sum of 2^25 ones gave 16777216), and its rounding error
+// grows with the number of terms. f64 sums stay f64; integer sums wrap as XLA's do.
+struct SameAccumulator {
+  template <class T>
+  using Accumulator = T;
+};
+struct WideSum {
+  template <class T>
+  using Accumulator =
+      std::conditional_t<std::is_floating_point_v<T> && sizeof(T) < sizeof(double), double, T>;
+};
 
 void check_arity(std::span<const Buffer> inputs, size_t n);
 void check_outputs(std::span<const Buffer> outputs, size_t n);

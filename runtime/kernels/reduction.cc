@@ -2,6 +2,7 @@
 // reductions argmax / argmin over one axis.
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "runtime/kernels/int_math.h"
 #include "runtime/kernels/kernel_util.h"
@@ -43,16 +44,28 @@ void reduce_kernel(const Params& params, std::span<const Buffer> in, std::span<B
   const std::vector<int64_t> own = row_major_strides(ia.shape);
   dispatch_op<Op::kTypes>(ia.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
+    using Acc = typename Op::template Accumulator<T>;
     const T* x = in[0].as<T>();
     T* y = out[0].as<T>();
-    for (int64_t i = 0, n = oa.size(); i < n; ++i) y[i] = Op::template init<T>();
-    strided_loop<2>(
-        ia.shape, {own.data(), to_out.data()}, {0, 0},
-        [&](const std::array<int64_t, 2>& o) { y[o[1]] = Op::template f<T>(y[o[1]], x[o[0]]); });
+    const auto n = static_cast<size_t>(oa.size());
+    if constexpr (std::is_same_v<Acc, T>) {
+      for (size_t i = 0; i < n; ++i) y[i] = Op::template init<T>();
+      strided_loop<2>(
+          ia.shape, {own.data(), to_out.data()}, {0, 0},
+          [&](const std::array<int64_t, 2>& o) { y[o[1]] = Op::template f<T>(y[o[1]], x[o[0]]); });
+    } else {
+      std::vector<Acc> acc(n, Op::template init<Acc>());
+      strided_loop<2>(
+          ia.shape, {own.data(), to_out.data()}, {0, 0}, [&](const std::array<int64_t, 2>& o) {
+            acc[static_cast<size_t>(o[1])] =
+                Op::template f<Acc>(acc[static_cast<size_t>(o[1])], static_cast<Acc>(x[o[0]]));
+          });
+      for (size_t i = 0; i < n; ++i) y[i] = static_cast<T>(acc[i]);
+    }
   });
 }
 
-struct Sum {
+struct Sum : WideSum {
   static constexpr DTypeSet kTypes = kNumeric;
   template <class T>
   static T init() {
@@ -66,7 +79,7 @@ struct Sum {
       return acc + x;
   }
 };
-struct Prod {
+struct Prod : SameAccumulator {
   static constexpr DTypeSet kTypes = kNumeric;
   template <class T>
   static T init() {
@@ -82,7 +95,7 @@ struct Prod {
 };
 // max and min of an empty set are the identities -inf / +inf (lowest / highest integer); NaN
 // propagates.
-struct MaxOp {
+struct MaxOp : SameAccumulator {
   static constexpr DTypeSet kTypes = kAll;
   template <class T>
   static T init() {
@@ -98,7 +111,7 @@ struct MaxOp {
     return x > acc ? x : acc;
   }
 };
-struct MinOp {
+struct MinOp : SameAccumulator {
   static constexpr DTypeSet kTypes = kAll;
   template <class T>
   static T init() {
@@ -114,7 +127,7 @@ struct MinOp {
     return x < acc ? x : acc;
   }
 };
-struct AndOp {
+struct AndOp : SameAccumulator {
   static constexpr DTypeSet kTypes = kIntBool;
   template <class T>
   static T init() {
@@ -128,7 +141,7 @@ struct AndOp {
     return static_cast<T>(acc & x);
   }
 };
-struct OrOp {
+struct OrOp : SameAccumulator {
   static constexpr DTypeSet kTypes = kIntBool;
   template <class T>
   static T init() {
@@ -139,7 +152,7 @@ struct OrOp {
     return static_cast<T>(acc | x);
   }
 };
-struct XorOp {
+struct XorOp : SameAccumulator {
   static constexpr DTypeSet kTypes = kIntBool;
   template <class T>
   static T init() {

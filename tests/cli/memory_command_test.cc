@@ -113,3 +113,32 @@ TEST_CASE("errors: an impossible memory budget states the smallest feasible peak
   CHECK(r.err == "cjax: example tutorial/f: " + message + "\n");
   CHECK(run_cli("fwd-bwd --example tutorial/f --budget 800").code == 1);
 }
+
+TEST_CASE("cjax memory prints every budget, marking the ones no save set fits") {
+  // 100 B is below the smallest feasible peak (472 B): its row says so, and the feasible budgets
+  // before and after it still print.
+  auto r = run_cli("memory -e tutorial/loss --budgets 500B,100B,520B");
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("memory_budget(500 B)") != std::string::npos);
+  const size_t row = r.out.find("memory_budget(100 B)");
+  REQUIRE(row != std::string::npos);
+  const std::string line = r.out.substr(row, r.out.find('\n', row) - row);
+  CHECK(line.find("infeasible: the smallest peak found is 472 B") != std::string::npos);
+  CHECK(r.out.find("memory_budget(520 B)") != std::string::npos);
+  const auto rows =
+      nlohmann::json::parse(run_cli("memory -e tutorial/loss --budgets 500B,100B --json").out);
+  REQUIRE(rows.size() == 7);
+  CHECK(rows[5]["peak_bytes"].get<size_t>() <= 500);
+  CHECK(rows[6]["policy"] == "memory_budget(100 B)");
+  CHECK(rows[6]["feasible"] == false);
+  CHECK(rows[6]["smallest_peak_bytes"] == 472);
+}
+
+TEST_CASE("cjax memory labels budgets that print alike with their exact bytes") {
+  // 2000 and 2010 bytes both print as 2.0 KiB: the rows (and the plot's legend) must differ.
+  auto r = run_cli("memory -e tutorial/loss --budgets 2000,2010,4KiB");
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("memory_budget(2000 B)") != std::string::npos);
+  CHECK(r.out.find("memory_budget(2010 B)") != std::string::npos);
+  CHECK(r.out.find("memory_budget(4.0 KiB)") != std::string::npos);
+}

@@ -70,8 +70,13 @@ TEST_CASE("a cheap op read twice before a reduction fuses into both readers") {
   // b = 2a is recomputed in the reduction's loop and in the loop writing c.
   const std::string text = lowered(
       "{ lambda ; a:f32[16,32]. let b:f32[16,32] = mul 2.0:f32[] a; "
-      "c:f32[16,32] = sin b; d:f32[16] = reduce_sum[axes=(1,)] b in (c, d) }");
+      "c:f32[16,32] = sin b; d:f32[16] = reduce_max[axes=(1,)] b in (c, d) }");
   CHECK(count(text, kAlloc) == 0);
+  // An f32 sum keeps its partial sums in f64 (lower_reductions.cc): that is its one buffer.
+  const std::string sum = lowered(
+      "{ lambda ; a:f32[16,32]. let b:f32[16,32] = mul 2.0:f32[] a; "
+      "c:f32[16,32] = sin b; d:f32[16] = reduce_sum[axes=(1,)] b in (c, d) }");
+  CHECK(count(sum, kAlloc) == 1);
 }
 
 TEST_CASE("an expensive op read by loops on both sides of a dot is not recomputed") {

@@ -44,7 +44,8 @@ TEST_CASE("memory: the model bounds the compiled step's peak") {
   // Compiled code fuses elementwise chains (fewer intermediates) but keeps some temporaries to the
   // end of their region and allocates outputs when a call starts. On programs of real size the
   // model's peak bounds the compiled step's; on the tutorial's toy programs the compiled code
-  // adds under 1 KiB of its own. Every schedule holds the arguments, the residuals and the
+  // adds under 1.5 KiB of its own (its small dots and f32 sums keep their partial sums in f64,
+  // compiler/lower/lower_dot.cc). Every schedule holds the arguments, the residuals and the
   // cotangents at the boundary between the programs: a lower bound.
   struct Case {
     const char* name;
@@ -52,8 +53,8 @@ TEST_CASE("memory: the model bounds the compiled step's peak") {
     size_t slack;
   };
   const Case c = GENERATE(
-      Case{"tutorial/f", "", 1024}, Case{"tutorial/f", "nothing_saveable", 1024},
-      Case{"tutorial/loss", "", 1024}, Case{"tutorial/f3", "nothing_saveable", 1024},
+      Case{"tutorial/f", "", 1536}, Case{"tutorial/f", "nothing_saveable", 1536},
+      Case{"tutorial/loss", "", 1536}, Case{"tutorial/f3", "nothing_saveable", 1536},
       Case{"block/mlp", "", 0}, Case{"scan/net_deep", "", 0},
       // Backward programs that recompute (a remat2 passing its inputs through a barrier:
       // compiled segments once copied them, 32 MiB over the model here).

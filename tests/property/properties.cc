@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <limits>
 #include <random>
 #include <unordered_set>
 
@@ -14,6 +15,9 @@
 #include "passes/cse.h"
 #include "passes/dce.h"
 #include "passes/jvp.h"
+#include "passes/memory/budget.h"
+#include "passes/memory/memory_model.h"
+#include "passes/policies.h"
 #include "passes/recompute_residuals.h"
 #include "passes/remat.h"
 #include "passes/simplify.h"
@@ -245,6 +249,32 @@ std::string check_policies(const Jaxpr& j, uint64_t seed) {
   return "";
 }
 
+// memory_budget reaches every built-in policy's peak: the low end of its trade-off curve is at
+// most each of theirs, and a budget at the smallest of theirs is met (docs/auto-remat.md).
+std::string check_budget_floor(const Jaxpr& j, uint64_t) {
+  if (j.eqns.empty()) return "";
+  size_t floor = std::numeric_limits<size_t>::max();
+  std::string lowest;
+  for (const cjax::PolicyRef& p :
+       {cjax::policies::everything_saveable(), cjax::policies::nothing_saveable(),
+        cjax::policies::dots_saveable(), cjax::policies::dots_with_no_batch_dims_saveable()}) {
+    const size_t peak = cjax::memory::model_vjp(cjax::checkpoint_jaxpr(j, p)).peak_bytes;
+    if (peak < floor) floor = peak, lowest = p->repr();
+  }
+  const cjax::memory::PlanProblem problem = cjax::memory::plan_problem(j);
+  const auto front = cjax::memory::pareto_frontier(problem.body, problem.in_unknown);
+  if (front.empty() || front.front().model.peak_bytes > floor)
+    return fmt::format("memory_budget's curve starts at {} bytes, above {}'s peak of {}",
+                       front.empty() ? 0 : front.front().model.peak_bytes, lowest, floor);
+  const size_t got =
+      cjax::memory::model_vjp(cjax::checkpoint_jaxpr(j, cjax::policies::memory_budget(floor)))
+          .peak_bytes;
+  if (got > floor)
+    return fmt::format("memory_budget({}) (the peak of {}) gave a peak of {} bytes", floor, lowest,
+                       got);
+  return "";
+}
+
 std::string check_roundtrip(const Jaxpr& j, uint64_t) {
   if (auto e = roundtrip("the program", j); !e.empty()) return e;
   cjax::JvpJaxpr jj = cjax::jvp_jaxpr(j, std::vector<bool>(j.invars.size(), true), true);
@@ -345,9 +375,10 @@ std::string check_recompute(const Jaxpr& j, uint64_t seed) {
 
 const std::vector<Property>& properties() {
   static const std::vector<Property> list = {
-      {"jvp_fd", check_jvp_fd},       {"vjp_jvp", check_vjp_jvp}, {"policies", check_policies},
-      {"roundtrip", check_roundtrip}, {"verify", check_verify},   {"compiled", check_compiled},
-      {"recompute", check_recompute},
+      {"jvp_fd", check_jvp_fd},       {"vjp_jvp", check_vjp_jvp},
+      {"policies", check_policies},   {"roundtrip", check_roundtrip},
+      {"verify", check_verify},       {"compiled", check_compiled},
+      {"recompute", check_recompute}, {"budget_floor", check_budget_floor},
   };
   return list;
 }

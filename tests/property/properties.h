@@ -27,6 +27,8 @@ struct Property {
 //   interpreter's values (every fifth seed: compiling is the slow part).
 // recompute: the vjp pair with cheap residuals recomputed (the pair compiled code runs) passes
 //   the verifier, keeps no more residuals, and gives the same outputs and gradient.
+// budget_floor: memory_budget reaches every built-in policy's peak (the low end of its curve is
+//   at most each of theirs, and a budget at the smallest of theirs is met).
 const std::vector<Property>& properties();
 
 // Runs `check` on the traced program; a throw while tracing or checking is a failure.

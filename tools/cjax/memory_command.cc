@@ -27,7 +27,24 @@ struct Row {
   memory::StepModel model;
   double solve_ms = -1;  // budget rows
   bool exact = false;
+  std::optional<size_t> infeasible;  // a budget no save set fits: the smallest peak found
 };
+
+Row row(std::string policy, memory::StepModel model) {
+  Row r;
+  r.policy = std::move(policy);
+  r.model = std::move(model);
+  return r;
+}
+
+// "memory_budget(1.4 MiB)", or with the exact bytes when another budget rounds to the same text.
+std::string budget_label(size_t budget, const std::vector<size_t>& all) {
+  const std::string text = memory::format_bytes(budget);
+  for (size_t other : all)
+    if (other != budget && memory::format_bytes(other) == text)
+      return fmt::format("memory_budget({} B)", budget);
+  return fmt::format("memory_budget({})", text);
+}
 
 // The policies that need no names (the name policies join when --names is given). Offloading is
 // left out: the model has one memory kind.
@@ -69,10 +86,10 @@ int print_memory(const AutodiffOptions& opts, const MemoryOptions& mem, std::ost
     AutodiffOptions plain = opts;
     const Jaxpr j = prepare_program(plain).jaxpr;
     std::vector<Row> rows;
-    rows.push_back({"(no checkpoint)", memory::model_vjp(j)});
+    rows.push_back(row("(no checkpoint)", memory::model_vjp(j)));
     for (const std::string& name : table_policies(opts))
-      rows.push_back({name, memory::model_vjp(checkpoint_jaxpr(
-                                j, policies::by_name(name, opts.names, opts.offload_names)))});
+      rows.push_back(row(name, memory::model_vjp(checkpoint_jaxpr(
+                                   j, policies::by_name(name, opts.names, opts.offload_names)))));
 
     std::vector<size_t> budgets;
     for (const std::string& b : mem.budgets) budgets.push_back(memory::parse_bytes(b));
@@ -97,9 +114,13 @@ int print_memory(const AutodiffOptions& opts, const MemoryOptions& mem, std::ost
       }
     }
     for (size_t b : budgets) {
+      Row r = row(budget_label(b, budgets), {});
       PolicyRef policy = policies::memory_budget(b);
-      Row r{fmt::format("memory_budget({})", memory::format_bytes(b)),
-            memory::model_vjp(checkpoint_jaxpr(j, policy))};
+      try {
+        r.model = memory::model_vjp(checkpoint_jaxpr(j, policy));
+      } catch (const memory::InfeasibleBudget& e) {
+        r.infeasible = e.smallest_peak;  // a row that says so; the other budgets still print
+      }
       if (const memory::BudgetSolution* s = memory::last_solution(policy)) {
         r.solve_ms = s->solve_ms;
         r.exact = s->exact;
@@ -110,8 +131,9 @@ int print_memory(const AutodiffOptions& opts, const MemoryOptions& mem, std::ost
     if (!mem.plot.empty()) {
       std::vector<PlotSeries> series;
       for (const Row& r : rows)
-        series.push_back({r.policy, r.model.live, r.model.boundary, r.model.peak_bytes,
-                          r.model.recompute_flops});
+        if (!r.infeasible)
+          series.push_back({r.policy, r.model.live, r.model.boundary, r.model.peak_bytes,
+                            r.model.recompute_flops});
       std::vector<FrontierPoint> curve;
       for (const memory::BudgetSolution& f : front)
         curve.push_back({f.model.recompute_flops, f.model.peak_bytes});
@@ -121,6 +143,11 @@ int print_memory(const AutodiffOptions& opts, const MemoryOptions& mem, std::ost
     if (mem.json) {
       nlohmann::json doc = nlohmann::json::array();
       for (const Row& r : rows) {
+        if (r.infeasible) {
+          doc.push_back(
+              {{"policy", r.policy}, {"feasible", false}, {"smallest_peak_bytes", *r.infeasible}});
+          continue;
+        }
         nlohmann::json row = {{"policy", r.policy},
                               {"residual_bytes", r.model.residual_bytes},
                               {"peak_bytes", r.model.peak_bytes},
@@ -140,6 +167,11 @@ int print_memory(const AutodiffOptions& opts, const MemoryOptions& mem, std::ost
     out << fmt::format("{:<{}}  {:>10}  {:>10}  {:>15}{}\n", "policy", width, "residuals", "peak",
                        "recompute FLOPs", mem.timing ? "  solve" : "");
     for (const Row& r : rows) {
+      if (r.infeasible) {
+        out << fmt::format("{:<{}}  infeasible: the smallest peak found is {}\n", r.policy, width,
+                           memory::format_bytes(*r.infeasible));
+        continue;
+      }
       out << fmt::format("{:<{}}  {:>10}  {:>10}  {:>15}", r.policy, width,
                          memory::format_bytes(r.model.residual_bytes),
                          memory::format_bytes(r.model.peak_bytes), flops(r.model.recompute_flops));

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "compiler/array.h"
+#include "compiler/memory_check.h"
 #include "tools/cjax/backend_commands.h"
 #include "tools/cjax/exit_codes.h"
 #include "tools/cjax/source.h"
@@ -12,6 +13,7 @@ namespace cjax::cli {
 int run_program(const RunOptions& opts, std::ostream& out, std::ostream& err) {
   return guarded(err, describe(opts.src), [&] {
     Jaxpr j = load_jaxpr(opts.src);
+    check_fits_in_memory(j);  // before the inputs, which may not fit either
     std::vector<std::string> arg_names;
     if (j.debug && j.debug->arg_names.size() == j.invars.size()) arg_names = j.debug->arg_names;
     std::vector<runtime::Buffer> args =
