@@ -19,7 +19,7 @@ void find_largest(const Jaxpr& j, bool top, MemoryNeed& need) {
     const ShapedArray& a = j.invars[i].aval();
     if (a.nbytes() <= need.largest_bytes) continue;
     const bool named = j.debug && i < j.debug->arg_names.size();
-    const std::string name = named                        ? j.debug->arg_names[i]
+    const std::string name = named                         ? j.debug->arg_names[i]
                              : !j.invars[i].hint().empty() ? std::string(j.invars[i].hint())
                                                            : fmt::format("#{}", i);
     need.largest = fmt::format("argument {} {}", name, a.str_short());

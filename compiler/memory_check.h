@@ -13,7 +13,8 @@ namespace cjax {
 
 struct MemoryNeed {
   size_t peak_bytes = 0;  // arguments included
-  std::string largest;    // the largest array: "argument W1 f32[...]" or "f32[...] from <prim> at <file:line:col>"
+  std::string largest;    // the largest array: "argument W1 f32[...]" or "f32[...] from <prim> at
+                          // <file:line:col>"
   size_t largest_bytes = 0;
 };
 

@@ -19,6 +19,9 @@ constexpr std::align_val_t kAlignment{64};
 constexpr size_t kCacheMinBytes = size_t{64} << 10;
 // At most this much sits unused in the cache; beyond it, frees go back to the system.
 constexpr size_t kCacheMaxBytes = size_t{2} << 30;
+// No x86-64 process can map more than 2^47 bytes: larger requests fail here, the same way with
+// and without a sanitizer's allocator (which aborts on them), and the header cannot overflow.
+constexpr size_t kMaxBlockBytes = size_t{1} << 47;
 
 std::atomic<size_t> g_live{0};
 std::atomic<size_t> g_peak{0};
@@ -76,6 +79,7 @@ void note_allocation(size_t n) {
 }  // namespace
 
 void* tracked_malloc(size_t nbytes) {
+  if (nbytes > kMaxBlockBytes) throw std::bad_alloc();
   const size_t total = nbytes + kHeader;
   void* block = total >= kCacheMinBytes ? cache().take(total) : nullptr;
   if (!block) block = ::operator new(total, kAlignment);

@@ -55,11 +55,11 @@ std::optional<size_t> cgroup_room() {
   for (const std::string& d : dirs) {
     const bool v2 = read_number(d + "/memory.current").has_value();
     std::optional<size_t> limit = read_number(d + (v2 ? "/memory.max" : "/memory.limit_in_bytes"));
-    std::optional<size_t> used = read_number(d + (v2 ? "/memory.current" : "/memory.usage_in_bytes"));
+    std::optional<size_t> used =
+        read_number(d + (v2 ? "/memory.current" : "/memory.usage_in_bytes"));
     if (!limit || !used || *limit >= (size_t{1} << 62)) continue;  // unlimited
     const size_t reclaimable =
-        read_field(d + "/memory.stat", v2 ? "inactive_file" : "total_inactive_file", 1)
-            .value_or(0);
+        read_field(d + "/memory.stat", v2 ? "inactive_file" : "total_inactive_file", 1).value_or(0);
     const size_t in_use = *used > reclaimable ? *used - reclaimable : 0;
     return *limit > in_use ? *limit - in_use : 0;
   }
@@ -85,9 +85,10 @@ std::optional<MemoryLimit> memory_limit() {
   if (const char* cap = std::getenv(kMemoryLimitVariable); cap && *cap) {
     std::optional<size_t> bytes = parse_byte_size(cap);
     if (!bytes)
-      throw UsageError(fmt::format("{}='{}' is not a size: write bytes or a number with B, KiB, "
-                                   "MiB, GiB, kB, MB or GB",
-                                   kMemoryLimitVariable, cap));
+      throw UsageError(
+          fmt::format("{}='{}' is not a size: write bytes or a number with B, KiB, "
+                      "MiB, GiB, kB, MB or GB",
+                      kMemoryLimitVariable, cap));
     consider(bytes, fmt::format("the limit {}={} sets", kMemoryLimitVariable, cap));
   }
   // Blocks the allocator keeps for reuse are this process's to hand out again.

@@ -1,8 +1,8 @@
 #include "compiler/lower/target_cpu.h"
 
 #include <fmt/format.h>
-#include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/ADT/StringMap.h>
+#include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/MC/MCSubtargetInfo.h>
 #include <llvm/MC/TargetRegistry.h>
 #include <llvm/Support/Error.h>
@@ -26,9 +26,9 @@ std::string program_name(const std::string& where) {
 // features of its CPU (pku, invpcid, xsaves, shstk, ...) that generated code never uses; those
 // are only switched off, not a reason to refuse a target.
 bool is_instruction_set(const std::string& feature) {
-  for (const char* prefix : {"sse", "ssse3", "avx", "fma", "f16c", "bmi", "lzcnt", "popcnt",
-                             "movbe", "amx", "xop", "adx", "aes", "vaes", "pclmul", "vpclmulqdq",
-                             "gfni", "sha", "cx16", "sahf", "evex512"})
+  for (const char* prefix : {"sse",    "ssse3",      "avx",  "fma", "f16c", "bmi",  "lzcnt",
+                             "popcnt", "movbe",      "amx",  "xop", "adx",  "aes",  "vaes",
+                             "pclmul", "vpclmulqdq", "gfni", "sha", "cx16", "sahf", "evex512"})
     if (feature.rfind(prefix, 0) == 0) return true;
   return false;
 }
@@ -39,8 +39,8 @@ std::vector<std::string> missing_features(const llvm::Triple& triple, const std:
   std::string error;
   const llvm::Target* target = llvm::TargetRegistry::lookupTarget(triple.str(), error);
   if (!target)
-    throw Error(fmt::format("lower: no target for this CPU to compile {}: {}", program_name(where),
-                            error));
+    throw Error(
+        fmt::format("lower: no target for this CPU to compile {}: {}", program_name(where), error));
   // Asked of the generic CPU first: LLVM warns on stderr when made for a CPU it does not know.
   std::unique_ptr<llvm::MCSubtargetInfo> generic(
       target->createMCSubtargetInfo(triple.str(), "", ""));
@@ -49,8 +49,7 @@ std::vector<std::string> missing_features(const llvm::Triple& triple, const std:
         "{}={}: not a CPU LLVM knows; use native, x86-64-v2, x86-64-v3, x86-64-v4 or an LLVM "
         "CPU name such as skylake-avx512",
         kTargetCpuVariable, cpu));
-  std::unique_ptr<llvm::MCSubtargetInfo> info(
-      target->createMCSubtargetInfo(triple.str(), cpu, ""));
+  std::unique_ptr<llvm::MCSubtargetInfo> info(target->createMCSubtargetInfo(triple.str(), cpu, ""));
   std::vector<std::string> missing;
   for (const auto& feature : llvm::sys::getHostCPUFeatures()) {
     if (feature.getValue()) continue;
@@ -88,7 +87,8 @@ std::unique_ptr<llvm::TargetMachine> jit_target_machine(const std::string& where
           "{}={}: this machine's CPU ({}) lacks {} that it requires ({}): its code could stop on "
           "an illegal instruction here",
           kTargetCpuVariable, cpu, llvm::sys::getHostCPUName().str(),
-          refused.size() == 1 ? "an instruction set" : "instruction sets", fmt::join(refused, ", ")));
+          refused.size() == 1 ? "an instruction set" : "instruction sets",
+          fmt::join(refused, ", ")));
     builder->setCPU(cpu);
     // The named CPU's own features, less the system features this machine hides.
     llvm::SubtargetFeatures features;

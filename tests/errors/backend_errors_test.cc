@@ -3,6 +3,8 @@
 // MLIR's own diagnostic; neither aborts, and the CLI exits with 1.
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
+#include <fstream>
 #include <string>
 
 #include "compiler/lower/executable.h"
@@ -80,4 +82,44 @@ TEST_CASE("errors: what the CPU back end cannot compile is an UnsupportedError, 
   auto v = run_cli("run - --verbose", text);
   CHECK(v.code == 1);
   CHECK(v.err.find("\n  error type: cjax::UnsupportedError\n") != std::string::npos);
+}
+
+namespace {
+
+// Whether this machine's CPU reports `flag` in /proc/cpuinfo.
+bool cpu_has(const std::string& flag) {
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("flags", 0) == 0)
+      return (line + " ").find(" " + flag + " ") != std::string::npos;
+  return false;
+}
+
+// run_cli with CJAX_TARGET_CPU set to `cpu` for the command.
+cli_test::Result run_for_cpu(const char* cpu, const std::string& args) {
+  setenv("CJAX_TARGET_CPU", cpu, 1);
+  cli_test::Result r = run_cli(args);
+  unsetenv("CJAX_TARGET_CPU");
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("CJAX_TARGET_CPU names the JIT's CPU; one this machine cannot run is refused") {
+  // The baseline x86-64 runs everywhere (no AVX, no FMA): the same program, other code.
+  auto baseline = run_for_cpu("x86-64", "run --example tutorial/f --seed 3");
+  CHECK(baseline.code == 0);
+  CHECK(baseline.out.rfind("out: Array([", 0) == 0);
+  auto unknown = run_for_cpu("cortex-a53", "run --example tutorial/f");
+  CHECK(unknown.code == 2);
+  CHECK(unknown.err.find("CJAX_TARGET_CPU=cortex-a53: not a CPU LLVM knows; use native, "
+                         "x86-64-v2, x86-64-v3, x86-64-v4") != std::string::npos);
+  CHECK(unknown.err.find("not a recognized processor") == std::string::npos);  // LLVM's own
+  if (cpu_has("avx512f")) {
+    WARN("this CPU has AVX-512: x86-64-v4 runs here, its refusal is not tested");
+  } else {
+    auto v4 = run_for_cpu("x86-64-v4", "run --example tutorial/f");
+    CHECK(v4.code == 1);
+    CHECK(v4.err.find("lacks instruction sets that it requires (avx512") != std::string::npos);
+  }
 }

@@ -80,8 +80,7 @@ TEST_CASE("f32 sums of random data are within one ulp of the float64 sum") {
   for (float& x : data) x = u(rng);
   double exact = 0;
   for (float x : data) exact += static_cast<double>(x);
-  const runtime::Buffer in =
-      runtime::Buffer::from_data<float>(ShapedArray(DType::f32, {kN}), data);
+  const runtime::Buffer in = runtime::Buffer::from_data<float>(ShapedArray(DType::f32, {kN}), data);
   for (bool compiled : {false, true}) {
     CAPTURE(compiled);
     const auto got = run_both(
