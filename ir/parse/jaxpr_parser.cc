@@ -339,20 +339,38 @@ bool JaxprParser::ident_opens_params(const Token& t) const {
   return after < lex.source().size() && lex.source()[after] == '[';
 }
 
-bool JaxprParser::binders_follow() const {
+// The answer depends only on where the scan starts, and is the same from every `name:type` pair
+// the scan crossed: it is kept for them, so that an eqn with many operands like `nan:f32[]` is
+// read in linear time (each operand would otherwise rescan the rest of the run).
+bool JaxprParser::binders_follow() {
+  size_t first = lex.peek().offset;
+  if (first >= follows_.from && first <= follows_.to) return follows_.result;
   Lexer probe = lex;
+  size_t pair = first;  // where the current `name:type` starts
+  auto answer = [&](bool result) {
+    follows_ = {first, pair, result};
+    return result;
+  };
   while (true) {
-    if (!probe.next().is_ident()) return false;
-    if (!probe.next().is(':')) return false;
-    // An aval holds no whitespace.
-    while (!probe.at_end() && !is_space(probe.peek_char()) && probe.peek_char() != '=')
+    pair = probe.peek().offset;
+    if (!probe.next().is_ident()) return answer(false);
+    if (!probe.next().is(':')) return answer(false);
+    // An aval holds no whitespace. It ends at a ';' outside its brackets too (named axes are
+    // `bf16[4;x:8]`): on one line, `add a nan:f32[]; c:f32[] = ...` has a literal operand.
+    int brackets = 0;
+    for (char c = probe.peek_char(); !probe.at_end() && !is_space(c) && c != '=';
+         c = probe.peek_char()) {
+      if (c == '[' || c == '{') ++brackets;
+      if (c == ']' || c == '}') --brackets;
+      if (c == ';' && brackets <= 0) break;
       probe.advance();
+    }
     Token t = probe.peek();
     if (probe.source().substr(probe.offset(), t.offset - probe.offset()).find('\n') !=
         std::string_view::npos)
-      return false;
-    if (t.is('=')) return true;
-    if (!t.is_ident()) return false;
+      return answer(false);
+    if (t.is('=')) return answer(true);
+    if (!t.is_ident()) return answer(false);
   }
 }
 

@@ -128,7 +128,7 @@ class JaxprParser {
   void define(Scope& scope, const Token& name, const Var& v);
   void parse_eqn(Scope& scope, Jaxpr& jaxpr);
   void parse_args(Scope& scope, EqnDraft& draft);
-  bool binders_follow() const;
+  bool binders_follow();
   // Whether the identifier `t` is directly followed by '[' (a primitive with params).
   bool ident_opens_params(const Token& t) const;
   std::optional<Atom> parse_atom(Scope& scope, std::optional<UntypedLiteral>* untyped);
@@ -152,6 +152,11 @@ class JaxprParser {
   std::unordered_map<std::string, size_t> shared_index_;  // name -> index in shared_
   int depth_ = 0;
   int max_depth_ = 0;  // the deepest level reached (see parse_shared)
+  // binders_follow's last answer, valid for scans starting in [from, to].
+  struct Follows {
+    size_t from = 1, to = 0;
+    bool result = false;
+  } follows_;
 };
 
 }  // namespace cjax::parse
