@@ -6,6 +6,7 @@
 
 #include "compiler/array_impl.h"
 #include "ir/errors.h"
+#include "ir/limits.h"
 #include "ir/rules/registry.h"
 #include "runtime/interpreter.h"
 
@@ -45,6 +46,10 @@ Array Array::from_buffer(runtime::Buffer buffer, bool weak_type) {
 }
 
 Array Array::abstract(ShapedArray aval) {
+  // The avals a trace starts from (make_jaxpr's specs, a plugin's) are held to the limits the
+  // readers apply; every later one comes from a shape rule, which is too.
+  if (std::string why = shape_limit_error(aval.dtype, aval.shape); !why.empty())
+    throw TypeError("argument spec: " + why);
   auto impl = std::make_shared<ArrayImpl>();
   impl->kind = ArrayImpl::Kind::abstract;
   impl->aval = ShapedArray(aval.dtype, aval.shape, aval.weak_type);

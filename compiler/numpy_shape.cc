@@ -15,8 +15,15 @@
 namespace cjax::numpy {
 namespace {
 
-int64_t product(const Shape& s) {
-  return std::accumulate(s.begin(), s.end(), int64_t{1}, std::multiplies<>());
+// The product of the sizes in `s`, which are non-negative; a shape whose product overflows int64
+// is refused rather than multiplied into undefined behaviour.
+int64_t product(const Shape& s, const SourceInfo& src) {
+  int64_t p = 1;
+  for (int64_t d : s)
+    if (__builtin_mul_overflow(p, d, &p))
+      throw_type_error(src,
+                       fmt::format("reshape: the size of shape {} overflows int64", shape_str(s)));
+  return p;
 }
 
 // array_methods._compute_newshape: at most one -1, inferred from the size.
@@ -38,7 +45,7 @@ Shape compute_newshape(const Array& a, const Shape& newshape, const SourceInfo& 
   if (neg >= 0) {
     Shape others = newshape;
     others.erase(others.begin() + neg);
-    int64_t p = product(others);
+    int64_t p = product(others, src);
     if (p == 0 || size % p != 0)
       throw_type_error(src, fmt::format("reshape: cannot reshape array of shape {} (size {}) into "
                                         "shape {} because the product of specified axis sizes "
@@ -48,11 +55,10 @@ Shape compute_newshape(const Array& a, const Shape& newshape, const SourceInfo& 
     out[neg] = size / p;
     return out;
   }
-  if (product(newshape) != size)
-    throw_type_error(
-        src, fmt::format("reshape: cannot reshape array of shape {} (size {}) into "
-                         "shape {} (size {})",
-                         shape_str(a.shape()), size, shape_str(newshape), product(newshape)));
+  if (int64_t p = product(newshape, src); p != size)
+    throw_type_error(src, fmt::format("reshape: cannot reshape array of shape {} (size {}) into "
+                                      "shape {} (size {})",
+                                      shape_str(a.shape()), size, shape_str(newshape), p));
   return newshape;
 }
 

@@ -12,12 +12,12 @@
 #include <vector>
 
 #include "ir/errors.h"
+#include "ir/limits.h"
 
 namespace cjax::io {
 namespace {
 
 constexpr std::string_view kMagic = "\x93NUMPY";
-constexpr size_t kMaxRank = 64;
 
 [[noreturn]] void fail(const std::string& what) {
   throw Error("malformed .npy: " + what);
@@ -100,7 +100,6 @@ class HeaderParser {
       while (true) {
         skip_space();
         if (peek() == ')') break;
-        if (dims.size() >= kMaxRank) fail("header: shape has too many dimensions");
         dims.push_back(integer());
         skip_space();
         if (peek() == ',') {
@@ -226,12 +225,11 @@ runtime::Buffer read_npy(std::string_view bytes) {
   if (!dims) fail("'shape' is not a tuple of ints");
   Descr d = parse_descr(*descr);
 
+  // The rank and the sizes within ir/limits.h: the element count and byte size below fit.
+  if (std::string why = shape_limit_error(d.dtype, *dims); !why.empty()) fail(why);
   size_t item = itemsize(d.dtype), count = 1;
-  for (int64_t dim : *dims)
-    if (__builtin_mul_overflow(count, static_cast<size_t>(dim), &count))
-      fail("the shape's element count overflows");
-  size_t nbytes = 0;
-  if (__builtin_mul_overflow(count, item, &nbytes)) fail("the shape's byte size overflows");
+  for (int64_t dim : *dims) count *= static_cast<size_t>(dim);
+  size_t nbytes = count * item;
   size_t have = bytes.size() - data_start;
   if (have != nbytes)
     fail(fmt::format("shape {} of {} needs {} data bytes, the file has {}", shape_str(*dims),

@@ -3,6 +3,7 @@
 #include <cctype>
 
 #include "ir/errors.h"
+#include "ir/limits.h"
 #include "plugin/plugin_abi.h"
 
 namespace cjax::plugin {
@@ -28,11 +29,24 @@ std::vector<std::string> split_list(std::string_view text) {
   return out;
 }
 
+std::string printable(std::string_view s, size_t max_chars) {
+  std::string out;
+  for (size_t i = 0; i < s.size() && i < max_chars; ++i) {
+    auto c = static_cast<unsigned char>(s[i]);
+    out += c < 0x20 || c == 0x7f ? fmt::format("\\x{:02x}", c) : std::string(1, s[i]);
+  }
+  if (s.size() > max_chars) out += "...";
+  return out;
+}
+
 ShapedArray parse_arg_spec(std::string_view spec) {
   auto bad = [&](const char* why) {
-    return Error(
-        fmt::format("bad argument spec '{}': {} (expected e.g. f32[4,4] or f32[])", spec, why));
+    return Error(fmt::format("bad argument spec '{}': {} (expected e.g. f32[4,4] or f32[])",
+                             printable(spec, 60), why));
   };
+  for (char ch : spec)
+    if (auto c = static_cast<unsigned char>(ch); c < 0x20 || c == 0x7f)
+      throw bad("it holds a control character");
   size_t open = spec.find('[');
   if (open == std::string_view::npos || spec.empty() || spec.back() != ']') throw bad("no [dims]");
   auto dtype = dtype_from_short_name(spec.substr(0, open));
@@ -45,6 +59,7 @@ ShapedArray parse_arg_spec(std::string_view spec) {
       throw bad("a dimension is not a non-negative integer");
     shape.push_back(std::stoll(d));
   }
+  if (std::string why = shape_limit_error(*dtype, shape); !why.empty()) throw bad(why.c_str());
   return ShapedArray(*dtype, shape);
 }
 

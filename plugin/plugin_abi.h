@@ -44,5 +44,8 @@ using FunctionsFn = const std::vector<Function>* (*)();
 ShapedArray parse_arg_spec(std::string_view spec);
 // "a, b ,c" -> {"a", "b", "c"}; "" -> {}.
 std::vector<std::string> split_list(std::string_view text);
+// Text from a plugin fit for a one-line message: control bytes escaped (`\x0a`), at most
+// `max_chars` characters kept (then "...").
+std::string printable(std::string_view text, size_t max_chars = 200);
 
 }  // namespace cjax::plugin

@@ -12,6 +12,7 @@
 
 #include "ir/errors.h"
 #include "ir/json/base64.h"
+#include "ir/limits.h"
 #include "ir/policy.h"
 #include "ir/primitive.h"
 #include "ir/rules/registry.h"
@@ -24,9 +25,11 @@ using Json = nlohmann::ordered_json;
 
 constexpr const char* kFormat = "cjax-jaxpr";
 constexpr int kVersion = 1;
-constexpr int kMaxParamDepth = 64;
-constexpr int64_t kMaxElements = int64_t{1} << 48;
-constexpr size_t kMaxRank = 64;
+// The deepest JSON a valid document has: a param value sits 6 levels down (document, "jaxprs",
+// jaxpr, "eqns", eqn, "params"), and a param tuple takes two JSON levels ({"tuple": [...]}) per
+// level of nesting (ir/limits.h). Checked on the text before nlohmann::json builds anything: its
+// DOM copies, compares and prints recursively.
+constexpr int kMaxJsonDepth = 2 * kMaxNesting + 8;
 
 Json float_json(double v) {
   if (std::isnan(v)) return Json{{"float", "nan"}};
@@ -213,6 +216,47 @@ const char* intern(const std::string& s) {
   return pool->insert(s).first->c_str();
 }
 
+// 1-based line and column of `offset` in `text`.
+std::pair<int, int> line_column(std::string_view text, size_t offset) {
+  int line = 1, col = 1;
+  for (size_t i = 0; i < offset && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      col = 1;
+    } else {
+      ++col;
+    }
+  }
+  return {line, col};
+}
+
+// Rejects text whose arrays and objects nest deeper than kMaxJsonDepth, without recursion. Text
+// that is not JSON at all is left to the parser's message.
+void check_json_depth(std::string_view text) {
+  int depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (in_string) {
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxJsonDepth) {
+        auto [line, col] = line_column(text, i);
+        throw ParseError(
+            line, col,
+            fmt::format("JSON nested deeper than {} levels is not supported", kMaxJsonDepth));
+      }
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+}
+
 class Reader {
  public:
   JaxprRef read(const Json& doc) {
@@ -227,6 +271,8 @@ class Reader {
     size_t main = index(field(doc, "main", "$"), "$.main", list.size());
     for (size_t i = 0; i < list.size(); ++i)
       done_.push_back(one(list[i], fmt::format("jaxprs[{}]", i)));
+    if (expanded_eqn_count(*done_[main]) > kMaxExpandedEqns)
+      fail(fmt::format("jaxprs[{}]", main), expansion_limit_message());
     return done_[main];
   }
 
@@ -278,15 +324,13 @@ class Reader {
     else
       fail(path + ".dtype", fmt::format("unknown dtype '{}'", d));
     const Json& shape = array_field(j, "shape", path);
-    if (shape.size() > kMaxRank) fail(path + ".shape", "too many dimensions");
-    int64_t count = 1;
     for (size_t i = 0; i < shape.size(); ++i) {
       int64_t n = integer(shape[i], fmt::format("{}.shape[{}]", path, i));
       if (n < 0) fail(fmt::format("{}.shape[{}]", path, i), "negative dimension");
-      if (n > 0 && count > kMaxElements / n) fail(path + ".shape", "the array is absurdly large");
-      count *= n;
       a.shape.push_back(n);
     }
+    if (std::string why = shape_limit_error(a.dtype, a.shape); !why.empty())
+      fail(path + ".shape", why);
     if (auto w = j.find("weak_type"); w != j.end()) {
       if (!w->is_boolean()) fail(path + ".weak_type", "expected true or false");
       a.weak_type = w->get<bool>();
@@ -312,17 +356,23 @@ class Reader {
     return a;
   }
 
-  ParamValue param(const Json& j, const std::string& path, int depth) {
-    if (depth > kMaxParamDepth) fail(path, "params nest too deeply");
+  // `level` is the level of nesting (ir/limits.h) a tuple, list or jaxpr takes in this position;
+  // `reach` becomes at least the deepest level the value reaches.
+  ParamValue param(const Json& j, const std::string& path, int level, int& reach) {
+    auto enter = [&](const std::string& p, int height) {
+      if (level + height - 1 > kMaxNesting) fail(p, nesting_limit_message());
+      reach = std::max(reach, level + height - 1);
+    };
     if (j.is_null()) return NoneParam{};
     if (j.is_boolean()) return j.get<bool>();
     if (j.is_number_integer()) return integer(j, path);
     if (j.is_number_float()) return j.get<double>();
     if (j.is_string()) return j.get<std::string>();
     if (j.is_array()) {
+      enter(path, 1);
       ParamList l;
       for (size_t i = 0; i < j.size(); ++i)
-        l.items.push_back(param(j[i], fmt::format("{}[{}]", path, i), depth + 1));
+        l.items.push_back(param(j[i], fmt::format("{}[{}]", path, i), level + 1, reach));
       return l;
     }
     if (j.is_object() && j.size() == 1) {
@@ -338,14 +388,19 @@ class Reader {
       }
       if (key == "tuple") {
         if (!v.is_array()) fail(path + ".tuple", "expected an array");
+        enter(path, 1);
         ParamTuple t;
         for (size_t i = 0; i < v.size(); ++i)
-          t.items.push_back(param(v[i], fmt::format("{}.tuple[{}]", path, i), depth + 1));
+          t.items.push_back(param(v[i], fmt::format("{}.tuple[{}]", path, i), level + 1, reach));
         return t;
       }
       if (key == "jaxpr") {
         // Only earlier entries: the list is in dependency order, so references cannot cycle.
-        return JaxprRef(done_[index(v, path + ".jaxpr", done_.size())]);
+        size_t k = index(v, path + ".jaxpr", done_.size());
+        // Its whole height counts here: a list of jaxprs each calling the one before nests
+        // deeply with no deep JSON.
+        enter(path + ".jaxpr", heights_[k]);
+        return JaxprRef(done_[k]);
       }
       if (key == "policy")
         return PolicyRef(std::make_shared<ReprPolicy>(string(v, path + ".policy")));
@@ -354,8 +409,10 @@ class Reader {
     fail(path, "not a param value (see docs/jaxpr-json.md)");
   }
 
+  // Reads jaxprs[i]; adds its height (the levels of nesting it spans) to heights_.
   JaxprRef one(const Json& j, const std::string& path) {
     if (!j.is_object()) fail(path, "expected an object");
+    int height = 1;
     auto out = std::make_shared<Jaxpr>();
     std::unordered_map<uint64_t, Var> vars;  // those this jaxpr defines
     auto binder = [&](const Json& b, const std::string& p) {
@@ -441,7 +498,7 @@ class Reader {
       if (auto ps = e.find("params"); ps != e.end()) {
         if (!ps->is_object()) fail(p + ".params", "expected an object");
         for (const auto& [key, value] : ps->items())
-          eq.params.set(key, param(value, fmt::format("{}.params.{}", p, key), 0));
+          eq.params.set(key, param(value, fmt::format("{}.params.{}", p, key), 2, height));
       }
       if (auto s = e.find("source"); s != e.end()) {
         std::string sp = p + ".source";
@@ -488,10 +545,12 @@ class Reader {
       for (const Json& n : names) info->arg_names.push_back(string(n, p + ".arg_names"));
       out->debug = std::move(info);
     }
+    heights_.push_back(height);
     return out;
   }
 
   std::vector<JaxprRef> done_;
+  std::vector<int> heights_;  // per entry of done_
   std::unordered_map<uint64_t, Var> all_vars_;
 };
 
@@ -504,21 +563,13 @@ std::string jaxpr_to_json(const Jaxpr& jaxpr, int indent) {
 }
 
 JaxprRef jaxpr_from_json(std::string_view text) {
+  check_json_depth(text);
   Json doc;
   try {
     doc = Json::parse(text.begin(), text.end());
   } catch (const Json::parse_error& e) {
     // e.byte is 1-based; turn it into the line and column of the offending character.
-    size_t at = std::min<size_t>(e.byte == 0 ? 0 : e.byte - 1, text.size());
-    int line = 1, col = 1;
-    for (size_t i = 0; i < at; ++i) {
-      if (text[i] == '\n') {
-        ++line;
-        col = 1;
-      } else {
-        ++col;
-      }
-    }
+    auto [line, col] = line_column(text, e.byte == 0 ? 0 : e.byte - 1);
     std::string msg = e.what();
     if (auto p = msg.find("; "); p != std::string::npos) msg = msg.substr(p + 2);
     throw ParseError(line, col, "invalid JSON: " + msg);

@@ -6,14 +6,11 @@
 #include <array>
 #include <charconv>
 
+#include "ir/limits.h"
 #include "ir/parse/jaxpr_parser.h"
 
 namespace cjax::parse {
 namespace {
-
-// Bounds that keep element counts and byte sizes far from int64 overflow.
-constexpr int64_t kMaxDim = int64_t{1} << 40;
-constexpr int64_t kMaxElements = int64_t{1} << 50;
 
 // JAX dtypes cjax does not compute with; parsed as DType::opaque and printed back by name.
 bool is_other_jax_dtype(std::string_view s) {
@@ -65,7 +62,6 @@ ShapedArray JaxprParser::parse_aval() {
   lex.advance();
   bool any_dim_suffix = false;
   std::vector<std::string> dim_suffix;
-  int64_t elements = 1;
   while (lex.peek_char() != ']' && lex.peek_char() != ';') {
     if (!is_digit(lex.peek_char()))
       fail(lex.offset(), fmt::format("malformed shape: expected a dimension size, got {}",
@@ -76,10 +72,8 @@ ShapedArray JaxprParser::parse_aval() {
     int64_t dim = 0;
     auto [ptr, ec] = std::from_chars(src.data() + start, src.data() + i, dim);
     (void)ptr;
-    if (ec != std::errc() || dim > kMaxDim)
+    if (ec != std::errc())
       fail(start, fmt::format("dimension size {} is too large", src.substr(start, i - start)));
-    if (dim > 0 && elements > kMaxElements / dim) fail(start, "the shape has too many elements");
-    elements *= dim;
     aval.shape.push_back(dim);
     lex.seek(i);
     // A sharding annotation: `@x`, `@(x,y)`.
@@ -129,6 +123,9 @@ ShapedArray JaxprParser::parse_aval() {
     ann->suffix = std::string(src.substr(start, j + 1 - start));
     lex.seek(j + 1);
   }
+  // Checked once the whole shape is read: the message names the rank, or prints the shape.
+  if (std::string why = shape_limit_error(aval.dtype, aval.shape); !why.empty())
+    fail(dt.offset, why);
   if (any_dim_suffix) ann->dim_suffix = std::move(dim_suffix);
   if (!ann->dtype_text.empty() || !ann->dim_suffix.empty() || !ann->inner_suffix.empty() ||
       !ann->suffix.empty())

@@ -5,16 +5,12 @@
 #include <fmt/format.h>
 
 #include "ir/errors.h"
+#include "ir/limits.h"
 #include "ir/parse/parser.h"
 
 namespace cjax {
 namespace parse {
 namespace {
-
-// Jaxprs nested deeper than this are rejected, and deeper param tuples kept as text: real
-// jaxprs nest a few levels, and recursion on hostile input must not exhaust the stack (also
-// under AddressSanitizer).
-constexpr int kMaxDepth = 100;
 
 // Words that are literals, untyped unless a variable has that name, typed (`nan:f32[]`) always.
 bool is_literal_word(std::string_view s) {
@@ -25,14 +21,12 @@ bool is_literal_word(std::string_view s) {
 
 JaxprParser::JaxprParser(std::string_view text) : lex(text) {}
 
-bool JaxprParser::depth_left() const {
-  return depth_ < kMaxDepth;
-}
-
+// Jaxprs and param tuples nest at most kMaxNesting levels (ir/limits.h): the recursion here and
+// in every later pass must not exhaust the stack on hostile input (also under AddressSanitizer).
 JaxprParser::DepthGuard::DepthGuard(JaxprParser& parser, size_t offset) : p(parser) {
-  if (p.depth_ >= kMaxDepth)
-    p.fail(offset, fmt::format("nesting deeper than {} levels is not supported", kMaxDepth));
+  if (p.depth_ >= kMaxNesting) p.fail(offset, nesting_limit_message());
   ++p.depth_;
+  p.max_depth_ = std::max(p.max_depth_, p.depth_);
 }
 
 void JaxprParser::fail(size_t offset, const std::string& message) const {
@@ -74,6 +68,7 @@ JaxprRef JaxprParser::parse_text() {
   Token rest = lex.peek();
   if (!rest.is_end())
     fail(rest.offset, fmt::format("unexpected {} after the jaxpr", describe(rest)));
+  if (expanded_eqn_count(*jaxpr) > kMaxExpandedEqns) fail(t.offset, expansion_limit_message());
   return jaxpr;
 }
 
@@ -157,17 +152,31 @@ JaxprRef JaxprParser::resolve_shared(std::string_view name, size_t offset) {
   return parse_shared(it->second, offset);
 }
 
+// A shared jaxpr is parsed once, at the depth of its first reference, and its height (the levels
+// it spans) recorded: a later reference puts that height below its own depth. Without it, a chain
+// of preambles each calling the one before would nest without bound while no recursion here
+// goes deeper than two levels.
 JaxprRef JaxprParser::parse_shared(size_t index, size_t ref_offset) {
-  if (shared_[index].state == Shared::State::done) return shared_[index].jaxpr;
-  if (shared_[index].state == Shared::State::parsing)
-    fail(ref_offset, fmt::format("shared jaxpr '{}' refers to itself", shared_[index].name));
-  shared_[index].state = Shared::State::parsing;
+  Shared& s = shared_[index];
+  if (s.state == Shared::State::done) {
+    if (depth_ + s.height > kMaxNesting) fail(ref_offset, nesting_limit_message());
+    max_depth_ = std::max(max_depth_, depth_ + s.height);
+    return s.jaxpr;
+  }
+  if (s.state == Shared::State::parsing)
+    fail(ref_offset, fmt::format("shared jaxpr '{}' refers to itself", s.name));
+  s.state = Shared::State::parsing;
   size_t saved = lex.offset();
-  lex.seek(shared_[index].offset);
+  int outer_max = max_depth_;
+  max_depth_ = depth_;
+  lex.seek(s.offset);
   JaxprRef jaxpr = parse_braced_jaxpr();
-  shared_[index].state = Shared::State::done;
-  shared_[index].jaxpr = jaxpr;
-  shared_[index].end = lex.offset();
+  // shared_ does not grow while parsing (preambles are all recorded first): `s` is still valid.
+  s.height = max_depth_ - depth_;
+  max_depth_ = std::max(outer_max, max_depth_);
+  s.state = Shared::State::done;
+  s.jaxpr = jaxpr;
+  s.end = lex.offset();
   lex.seek(saved);
   return jaxpr;
 }
@@ -330,20 +339,38 @@ bool JaxprParser::ident_opens_params(const Token& t) const {
   return after < lex.source().size() && lex.source()[after] == '[';
 }
 
-bool JaxprParser::binders_follow() const {
+// The answer depends only on where the scan starts, and is the same from every `name:type` pair
+// the scan crossed: it is kept for them, so that an eqn with many operands like `nan:f32[]` is
+// read in linear time (each operand would otherwise rescan the rest of the run).
+bool JaxprParser::binders_follow() {
+  size_t first = lex.peek().offset;
+  if (first >= follows_.from && first <= follows_.to) return follows_.result;
   Lexer probe = lex;
+  size_t pair = first;  // where the current `name:type` starts
+  auto answer = [&](bool result) {
+    follows_ = {first, pair, result};
+    return result;
+  };
   while (true) {
-    if (!probe.next().is_ident()) return false;
-    if (!probe.next().is(':')) return false;
-    // An aval holds no whitespace.
-    while (!probe.at_end() && !is_space(probe.peek_char()) && probe.peek_char() != '=')
+    pair = probe.peek().offset;
+    if (!probe.next().is_ident()) return answer(false);
+    if (!probe.next().is(':')) return answer(false);
+    // An aval holds no whitespace. It ends at a ';' outside its brackets too (named axes are
+    // `bf16[4;x:8]`): on one line, `add a nan:f32[]; c:f32[] = ...` has a literal operand.
+    int brackets = 0;
+    for (char c = probe.peek_char(); !probe.at_end() && !is_space(c) && c != '=';
+         c = probe.peek_char()) {
+      if (c == '[' || c == '{') ++brackets;
+      if (c == ']' || c == '}') --brackets;
+      if (c == ';' && brackets <= 0) break;
       probe.advance();
+    }
     Token t = probe.peek();
     if (probe.source().substr(probe.offset(), t.offset - probe.offset()).find('\n') !=
         std::string_view::npos)
-      return false;
-    if (t.is('=')) return true;
-    if (!t.is_ident()) return false;
+      return answer(false);
+    if (t.is('=')) return answer(true);
+    if (!t.is_ident()) return answer(false);
   }
 }
 

@@ -98,8 +98,8 @@ class JaxprParser {
   // rule and makes the output Vars (not yet in scope).
   Eqn finish_eqn(EqnDraft& draft);
 
-  // Depth of nested jaxprs and param tuples, bounded so deep input cannot exhaust the stack.
-  bool depth_left() const;
+  // Depth of nested jaxprs and param tuples, bounded (kMaxNesting) so that deep input cannot
+  // exhaust the stack, here or in the passes that recurse on the result.
   struct DepthGuard {
     DepthGuard(JaxprParser& p, size_t offset);
     ~DepthGuard() { --p.depth_; }
@@ -117,6 +117,7 @@ class JaxprParser {
     size_t end = 0;     // just past its '}', once parsed
     enum class State { unparsed, parsing, done } state = State::unparsed;
     JaxprRef jaxpr;
+    int height = 0;  // the levels of nesting it spans, itself included, once parsed
   };
 
   void parse_preambles();
@@ -127,7 +128,7 @@ class JaxprParser {
   void define(Scope& scope, const Token& name, const Var& v);
   void parse_eqn(Scope& scope, Jaxpr& jaxpr);
   void parse_args(Scope& scope, EqnDraft& draft);
-  bool binders_follow() const;
+  bool binders_follow();
   // Whether the identifier `t` is directly followed by '[' (a primitive with params).
   bool ident_opens_params(const Token& t) const;
   std::optional<Atom> parse_atom(Scope& scope, std::optional<UntypedLiteral>* untyped);
@@ -150,6 +151,12 @@ class JaxprParser {
   std::vector<Shared> shared_;
   std::unordered_map<std::string, size_t> shared_index_;  // name -> index in shared_
   int depth_ = 0;
+  int max_depth_ = 0;  // the deepest level reached (see parse_shared)
+  // binders_follow's last answer, valid for scans starting in [from, to].
+  struct Follows {
+    size_t from = 1, to = 0;
+    bool result = false;
+  } follows_;
 };
 
 }  // namespace cjax::parse

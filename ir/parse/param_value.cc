@@ -112,8 +112,6 @@ std::optional<ParamValue> JaxprParser::structured_value(std::string_view key, bo
     return ParamValue(parse_braced_jaxpr());
   }
   if (t.is('(') || t.is('[')) {
-    // Past the depth bound the value is kept as text (read without recursion).
-    if (!depth_left()) return std::nullopt;
     DepthGuard guard(*this, t.offset);
     bool tuple = t.is('(');
     char close = tuple ? ')' : ']';

@@ -42,6 +42,9 @@
 // - A param value kept as text is one line, and its brackets balance (a `)` without a partner
 //   excepted): a value running on means a mangled key, and would not print back.
 // - Untyped binders (the pre-2021 format `{ lambda  ; a. let b = ...`) are rejected.
+// - The limits of ir/limits.h hold: jaxprs and param tuples nest at most kMaxNesting levels (a
+//   shared jaxpr counts its whole height where it is used), the program expands to at most
+//   kMaxExpandedEqns eqns, avals have at most kMaxRank dimensions and sizes int64 can count.
 //
 // Every error is a cjax::ParseError with a 1-based line and column; no input crashes or hangs it.
 #pragma once

@@ -15,6 +15,16 @@ int64_t count_param(std::string_view prim, const Params& params, std::string_vie
   return n;
 }
 
+// Whether `in` has at least a + b operands, for counts a and b read from params (their sum may
+// overflow int64; the messages print it as unsigned, which cannot).
+bool has_operands(Avals in, int64_t a, int64_t b) {
+  auto n = static_cast<int64_t>(in.size());
+  return a <= n && b <= n - a;
+}
+uint64_t sum(int64_t a, int64_t b) {
+  return static_cast<uint64_t>(a) + static_cast<uint64_t>(b);
+}
+
 AvalList concat(Avals a, Avals b) {
   AvalList out(a.begin(), a.end());
   out.insert(out.end(), b.begin(), b.end());
@@ -56,10 +66,10 @@ AvalList while_rule(Avals in, const Params& params) {
   const Jaxpr& body = jaxpr_param(kPrim, params, "body_jaxpr");
   int64_t cond_n = count_param(kPrim, params, "cond_nconsts");
   int64_t body_n = count_param(kPrim, params, "body_nconsts");
-  if (static_cast<int64_t>(in.size()) < cond_n + body_n)
+  if (!has_operands(in, cond_n, body_n))
     fail_got(kPrim,
              fmt::format("expects at least {} operands for cond_nconsts={} body_nconsts={}",
-                         cond_n + body_n, cond_n, body_n),
+                         sum(cond_n, body_n), cond_n, body_n),
              in);
   Avals cond_consts = in.subspan(0, cond_n);
   Avals body_consts = in.subspan(cond_n, body_n);
@@ -91,10 +101,10 @@ AvalList scan_rule(Avals in, const Params& params) {
   int64_t num_consts = count_param(kPrim, params, "num_consts");
   int64_t num_carry = count_param(kPrim, params, "num_carry");
   bool_param(kPrim, params, "reverse");
-  if (static_cast<int64_t>(in.size()) < num_consts + num_carry)
+  if (!has_operands(in, num_consts, num_carry))
     fail_got(kPrim,
              fmt::format("expects at least {} operands for num_consts={} num_carry={}",
-                         num_consts + num_carry, num_consts, num_carry),
+                         sum(num_consts, num_carry), num_consts, num_carry),
              in);
   AvalList body_in(in.begin(), in.begin() + num_consts + num_carry);
   for (const ShapedArray& x : in.subspan(num_consts + num_carry)) {

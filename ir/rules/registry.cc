@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "ir/errors.h"
+#include "ir/limits.h"
 #include "ir/rules/table.h"
 
 namespace cjax {
@@ -127,6 +128,11 @@ std::vector<ShapedArray> infer_avals(const Primitive& prim, std::span<const Shap
     // A malformed param read through the generic Params accessors.
     throw TypeError(fmt::format("{}: {}", prim.name, e.what()));
   }
+  // Tracing and the readers meet every array a program makes here: a rule's result (from params
+  // such as broadcast_in_dim's shape) stays within the limits the readers apply to avals.
+  for (const ShapedArray& a : out)
+    if (std::string why = shape_limit_error(a.dtype, a.shape); !why.empty())
+      throw TypeError(fmt::format("{}: {}", prim.name, why));
   carry_opaque_dtype_text(in, out);
   return out;
 }

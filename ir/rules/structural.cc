@@ -156,7 +156,8 @@ AvalList concatenate_rule(Avals in, const Params& params) {
       if (d != dim && a.shape[d] != in[0].shape[d])
         fail_got(kPrim, fmt::format("operand shapes differ outside dimension {}", dim), in);
     if (a.dtype != in[0].dtype) fail_got(kPrim, "operands must have the same dtype", in);
-    shape[dim] += a.shape[dim];
+    if (__builtin_add_overflow(shape[dim], a.shape[dim], &shape[dim]))
+      fail_got(kPrim, fmt::format("the size of dimension {} overflows int64", dim), in);
   }
   return {ShapedArray(in[0].dtype, std::move(shape), all_weak(in))};
 }
@@ -183,7 +184,12 @@ AvalList pad_rule(Avals in, const Params& params) {
     int64_t lo = (*row)[0], hi = (*row)[1], interior = (*row)[2];
     if (interior < 0) fail_got(kPrim, "interior padding must be non-negative", in);
     int64_t n = in[0].shape[d];
-    int64_t size = lo + hi + (n == 0 ? 0 : n + (n - 1) * interior);
+    // lo + hi + n + (n - 1) * interior, where params from text may overflow int64.
+    int64_t size = 0;
+    if ((n > 0 && (__builtin_mul_overflow(n - 1, interior, &size) ||
+                   __builtin_add_overflow(size, n, &size))) ||
+        __builtin_add_overflow(size, lo, &size) || __builtin_add_overflow(size, hi, &size))
+      fail_got(kPrim, fmt::format("the padded size of dimension {} overflows int64", d), in);
     if (size < 0)
       fail_got(kPrim, fmt::format("dimension {} would have the negative size {}", d, size), in);
     shape.push_back(size);

@@ -2,6 +2,10 @@
 // plugin can fail.
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
+#include <string>
+#include <vector>
+
 #include "tests/cli/run_cli.h"
 
 using cli_test::run_cli;
@@ -12,6 +16,15 @@ std::string plugin(const std::string& name) {
   return std::string(CJAX_TEST_PLUGIN_DIR) + "/lib" + name + ".so";
 }
 const std::string good = plugin("cjax_test_plugin");
+const std::string bad = plugin("cjax_test_bad_plugin");
+
+// Runs the CLI with bad_plugin.cc breaking the plugin contract in the way `fault` names.
+cli_test::Result run_with_fault(const std::string& fault, const std::string& args) {
+  setenv("CJAX_TEST_PLUGIN_FAULT", fault.c_str(), 1);
+  cli_test::Result r = run_cli(args);
+  unsetenv("CJAX_TEST_PLUGIN_FAULT");
+  return r;
+}
 
 }  // namespace
 
@@ -99,4 +112,53 @@ TEST_CASE("plugin errors name the plugin and what is wrong") {
   CHECK(run_cli("jaxpr --plugin " + good).code == 2);  // no --function
   CHECK(run_cli("jaxpr --function mlp_loss").code == 2);
   CHECK(run_cli("jaxpr --plugin " + good + " --function mlp_loss --example tutorial/f").code == 2);
+}
+
+TEST_CASE("everything read from a plugin is checked: NULLs, names, descriptions, specs") {
+  // Unbroken, the bad plugin registers one function.
+  auto fine = run_with_fault("", "examples --plugin " + bad);
+  REQUIRE(fine.code == 0);
+  CHECK(fine.out == "ok  (x:f32[3])\n");
+
+  std::string rank65 = "f32[1";
+  for (int i = 1; i < 65; ++i) rank65 += ",1";
+  rank65 += "]";
+  struct Case {
+    const char* fault;
+    std::string message;  // after "plugin 'PATH': "
+  };
+  const std::vector<Case> cases = {
+      {"null_abi", "cjax_plugin_abi() returned NULL"},
+      {"null_functions", "cjax_plugin_functions() returned NULL"},
+      {"throwing_functions", "cjax_plugin_functions() threw: no functions today"},
+      {"empty_name", "function 1 has an empty name"},
+      {"spaced_name", "function 'my loss' has a name with spaces or control characters"},
+      {"duplicate_name", "function 'ok' is registered twice"},
+      {"multiline_description", "function 'ok' has a description that is not one line"},
+      {"no_make_jaxpr", "function 'ok' has nothing to trace (its make_jaxpr is empty)"},
+      {"rank_spec", "function 'r': bad argument spec '" + rank65.substr(0, 60) +
+                        "...': rank 65 exceeds the limit of 64 dimensions (expected e.g. "
+                        "f32[4,4] or f32[])"},
+      {"huge_spec",
+       "function 'h': bad argument spec 'f32[999999999999,999999999999]': "
+       "f32[999999999999,999999999999] has too many elements: the product of its dimensions "
+       "overflows int64 (expected e.g. f32[4,4] or f32[])"},
+      {"garbage_spec",
+       "function 'g': bad argument spec 'f32[3\\x0a]': it holds a control character (expected "
+       "e.g. f32[4,4] or f32[])"},
+      {"names_mismatch", "function 'n' registers 2 argument names for 1 specs"},
+      {"empty_arg_name",
+       "function 'e' has an argument name that is empty or has spaces or control characters: ''"},
+  };
+  for (const Case& c : cases) {
+    // Listing the functions and using one both load (and check) the plugin.
+    auto list = run_with_fault(c.fault, "examples --plugin " + bad);
+    INFO(c.fault << "\n" << list.err);
+    CHECK(list.code == 1);
+    CHECK(list.out.empty());
+    CHECK(list.err == "cjax: " + bad + ": plugin '" + bad + "': " + c.message + "\n");
+    auto use = run_with_fault(c.fault, "jaxpr --plugin " + bad + " --function ok");
+    CHECK(use.code == 1);
+    CHECK(use.err == "cjax: function ok: plugin '" + bad + "': " + c.message + "\n");
+  }
 }

@@ -90,3 +90,35 @@ TEST_CASE("a tracer used after its trace ended is an escaped tracer") {
   CHECK_THROWS(make_jaxpr([](const Array& y) { return np::dot(y, y); })(f32({2, 3})));
   CHECK_FALSE(is_tracing());
 }
+
+TEST_CASE("tracing keeps every array within the rank and size limits of ir/limits.h") {
+  using Catch::Matchers::Contains;
+  const Shape ones65(65, 1);
+  const std::string rank = "rank 65 exceeds the limit of 64 dimensions";
+  // A shape rule whose result would be too high a rank: broadcast_in_dim, reshape, expand_dims.
+  auto broadcast = [&](const Array& x) { return np::broadcast_to(x, ones65); };
+  CHECK_THAT(message_of([&] { make_jaxpr(broadcast)(f32({})); }),
+             Contains("broadcast_in_dim: " + rank));
+  auto reshape = [&](const Array& x) { return np::reshape(x, ones65); };
+  CHECK_THAT(message_of([&] { make_jaxpr(reshape)(f32({})); }), Contains("reshape: " + rank));
+  auto expand = [](const Array& x) { return np::expand_dims(x, {0}); };
+  CHECK_THAT(message_of([&] { make_jaxpr(expand)(f32(Shape(64, 1))); }), Contains(rank));
+  CHECK_THROWS_AS(make_jaxpr(expand)(f32(Shape(64, 1))), TypeError);
+  CHECK_NOTHROW(make_jaxpr(expand)(f32(Shape(63, 1))));
+  // Eagerly too.
+  CHECK_THAT(message_of([&] { np::ones(ones65); }), Contains(rank));
+  // Sizes that overflow int64, from the rule's params or from a reshape's arithmetic.
+  auto huge = [](const Array& x) {
+    return np::broadcast_to(x, {10000000000, 10000000000, 10000000000});
+  };
+  CHECK_THAT(message_of([&] { make_jaxpr(huge)(f32({})); }), Contains("too many elements"));
+  auto huge_reshape = [](const Array& x) {
+    return np::reshape(x, {10000000000, 10000000000, 10000000000});
+  };
+  CHECK_THAT(message_of([&] { make_jaxpr(huge_reshape)(f32({})); }),
+             Contains("reshape: the size of shape (10000000000, 10000000000, 10000000000) "
+                      "overflows int64"));
+  // The specs a trace starts from.
+  auto id = [](const Array& x) { return x; };
+  CHECK_THAT(message_of([&] { make_jaxpr(id)(f32(ones65)); }), Contains("argument spec: " + rank));
+}

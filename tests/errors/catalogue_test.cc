@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "compiler/cjax.h"
 #include "io/npy.h"
@@ -233,4 +234,91 @@ TEST_CASE("errors: a bad plugin") {
   r = run_cli("examples --plugin no_such_plugin.so");
   CHECK(r.code != 0);
   CHECK(has(r.err, "no_such_plugin.so"));
+}
+
+namespace {
+
+// n jaxprs in JSON, each calling the one before with jit: n levels of nesting in shallow JSON.
+std::string json_jit_chain(int n) {
+  const std::string aval = R"("aval": {"dtype": "f32", "shape": []})";
+  std::string out = R"({"format": "cjax-jaxpr", "version": 1, "main": )" + std::to_string(n - 1) +
+                    R"(, "jaxprs": [)";
+  for (int k = 0; k < n; ++k) {
+    std::string a = std::to_string(2 * k), b = std::to_string(2 * k + 1);
+    std::string eqns, result = a;
+    if (k > 0) {
+      eqns = R"({"primitive": "jit", "inputs": [{"var": )" + a + R"(}], "outputs": [{"id": )" + b +
+             ", " + aval + R"(}], "params": {"name": "f", "jaxpr": {"jaxpr": )" +
+             std::to_string(k - 1) + "}}}";
+      result = b;
+    }
+    out += std::string(k ? ", " : "") + R"({"constvars": [], "invars": [{"id": )" + a + ", " +
+           aval + R"(}], "eqns": [)" + eqns + R"(], "outvars": [{"var": )" + result + "}]}";
+  }
+  return out + "]}";
+}
+
+// `let` preambles: n levels, each jaxpr calling the one before `calls` times.
+std::string text_jit_chain(int n, int calls) {
+  std::string text = "let f0 = { lambda ; a:f32[]. let b:f32[] = sin a in (b,) } in\n";
+  for (int k = 1; k < n; ++k) {
+    text += "let f" + std::to_string(k) + " = { lambda ; v0:f32[]. let\n";
+    for (int c = 0; c < calls; ++c)
+      text += "    v" + std::to_string(c + 1) + ":f32[] = jit[name=f jaxpr=f" +
+              std::to_string(k - 1) + "] v" + std::to_string(c) + "\n";
+    text += "  in (v" + std::to_string(calls) + ",) } in\n";
+  }
+  return text + "{ lambda ; a:f32[]. let b:f32[] = jit[name=f jaxpr=f" + std::to_string(n - 1) +
+         "] a in (b,) }\n";
+}
+
+}  // namespace
+
+TEST_CASE("errors: input beyond the readers' limits") {
+  std::string ones = "1";
+  for (int i = 1; i < 5000; ++i) ones += ",1";
+  std::string deep_params = json_jit_chain(1);
+  deep_params.replace(
+      deep_params.find("\"eqns\": []"), 10,
+      R"("eqns": [{"primitive": "p", "inputs": [], "outputs": [], "params": {"x": )" +
+          std::string(100000, '[') + std::string(100000, ']') + "}}]");
+  struct Input {
+    std::string name, bytes, message;
+  };
+  const std::string nesting = "nesting deeper than 100 levels is not supported";
+  // Each once crashed (SIGSEGV) or ran for minutes.
+  const std::vector<Input> inputs = {
+      {"jit_chain.json", json_jit_chain(10000),
+       "JSON jaxpr: jaxprs[100].eqns[0].params.jaxpr.jaxpr: " + nesting},
+      {"deep_params.json", deep_params, "JSON nested deeper than 208 levels is not supported"},
+      {"jit_chain.jaxpr", text_jit_chain(10000, 1), nesting},
+      {"jit_doubling.jaxpr", text_jit_chain(60, 2),
+       "the program expands to more than 1000000 equations (a nested jaxpr counts at each use)"},
+      {"rank.jaxpr", "{ lambda ; a:f32[" + ones + "]. let b:f32[" + ones + "] = sin a in (b,) }",
+       "1:14: rank 5000 exceeds the limit of 64 dimensions"},
+  };
+  for (const Input& in : inputs) {
+    std::string path = temp_file(in.name, in.bytes);
+    for (const char* sub : {"jaxpr", "grad", "residuals", "fwd-bwd", "run", "lower --emit llvm"}) {
+      auto r = run_cli(std::string(sub) + " " + path);
+      INFO(sub << " " << in.name);
+      CHECK(r.code == 1);
+      check_one_line(r);
+      CHECK(has(r.err, in.message));
+    }
+    std::remove(path.c_str());
+  }
+  // A rank-65 .npy input.
+  std::string header =
+      "{'descr': '<f4', 'fortran_order': False, 'shape': (" + ones.substr(0, 129) + ",), }";
+  while ((10 + header.size() + 1) % 64 != 0) header += ' ';
+  header += '\n';
+  std::string npy = std::string("\x93NUMPY\x01\x00", 8) + static_cast<char>(header.size() & 0xff) +
+                    static_cast<char>(header.size() >> 8) + header + std::string(4, '\0');
+  std::string x = temp_file("rank65.npy", npy);
+  auto r = run_cli("grad --example tutorial/sin_sin --inputs " + x);
+  CHECK(r.code == 1);
+  CHECK(r.err == "cjax: example tutorial/sin_sin: " + x +
+                     ": malformed .npy: rank 65 exceeds the limit of 64 dimensions\n");
+  std::remove(x.c_str());
 }

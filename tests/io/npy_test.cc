@@ -126,6 +126,29 @@ TEST_CASE("malformed .npy files fail with a message naming the problem") {
       "overflows");
   fails(npy_file("{'descr': '<f8', 'fortran_order': False, 'shape': (1000000000000,), }", ""),
         "the file has 0");
+  // The limits of ir/limits.h: at most 64 dimensions, and sizes that int64 can hold (the product
+  // of the non-zero dimensions too: strides are computed from it).
+  auto ones = [](int rank) {
+    std::string s = "(";
+    for (int i = 0; i < rank; ++i) s += "1, ";
+    return s + ")";
+  };
+  fails(npy_file("{'descr': '<f4', 'fortran_order': False, 'shape': " + ones(65) + ", }", "1234"),
+        "rank 65 exceeds the limit of 64 dimensions");
+  fails(npy_file("{'descr': '<f4', 'fortran_order': True, 'shape': " + ones(100000) + ", }", "1234",
+                 2),
+        "rank 100000 exceeds the limit of 64 dimensions");
+  CHECK(
+      cjax::io::read_npy(
+          npy_file("{'descr': '<f4', 'fortran_order': True, 'shape': " + ones(64) + ", }", "1234"))
+          .aval()
+          .rank() == 64);
+  fails(npy_file("{'descr': '<f8', 'fortran_order': False, 'shape': (0, 4611686018427387904, 8), }",
+                 ""),
+        "f64[0,4611686018427387904,8] has too many elements: the product of its dimensions "
+        "overflows int64");
+  fails(npy_file("{'descr': '<f8', 'fortran_order': False, 'shape': (2305843009213693952,), }", ""),
+        "f64[2305843009213693952] is too large: its size in bytes overflows int64");
   std::string v9 = good;
   v9[6] = 9;
   fails(v9, "unsupported format version 9.0");

@@ -3,6 +3,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <string>
+
 #include "parse_test_util.h"
 
 using cjax::parse_test::parse_error;
@@ -37,8 +40,43 @@ TEST_CASE("parse errors: dtypes and shapes", "[parse][errors]") {
         "1:17: expected '[' after the dtype 'f32', got ' '");
   CHECK(parse_error("{ lambda ; a:f32[99999999999999999999]. let  in (a,) }") ==
         "1:18: dimension size 99999999999999999999 is too large");
-  CHECK(parse_error("{ lambda ; a:f32[1000000,1000000,1000000]. let  in (a,) }") ==
-        "1:34: the shape has too many elements");
+}
+
+TEST_CASE("parse errors: shapes beyond the limits of ir/limits.h", "[parse][errors]") {
+  // Sizes whose element count or byte size overflows int64 are refused; huge but representable
+  // ones are valid types.
+  CHECK(parse_error("{ lambda ; a:f32[10000000000,10000000000,10000000000]. let  in (a,) }") ==
+        "1:14: f32[10000000000,10000000000,10000000000] has too many elements: the product of "
+        "its dimensions overflows int64");
+  CHECK(parse_error("{ lambda ; a:f32[0,10000000000,10000000000]. let  in (a,) }") ==
+        "1:14: f32[0,10000000000,10000000000] has too many elements: the product of its "
+        "dimensions overflows int64");
+  CHECK(parse_error("{ lambda ; a:f64[2305843009213693952]. let  in (a,) }") ==
+        "1:14: f64[2305843009213693952] is too large: its size in bytes overflows int64");
+  CHECK(parse_error("{ lambda ; a:f32[]. let b:f32[3] = add a [...]:f32[9223372036854775807,2] "
+                    "in (b,) }") ==
+        "1:48: f32[9223372036854775807,2] has too many elements: the product of its dimensions "
+        "overflows int64");
+  CHECK(parse_error("{ lambda ; a:f32[100000,100000,100000]. let  in (a,) }") == "no error");
+  CHECK(parse_error("{ lambda ; a:u8[9223372036854775807]. let  in (a,) }") == "no error");
+  // At most kMaxRank (64) dimensions.
+  auto ones = [](int rank) {
+    std::string s = "1";
+    for (int i = 1; i < rank; ++i) s += ",1";
+    return s;
+  };
+  CHECK(parse_error("{ lambda ; a:f32[" + ones(64) + "]. let b:f32[" + ones(64) +
+                    "] = sin a in (b,) }") == "no error");
+  CHECK(parse_error("{ lambda ; a:f32[" + ones(65) + "]. let  in (a,) }") ==
+        "1:14: rank 65 exceeds the limit of 64 dimensions");
+  CHECK(parse_error("{ lambda ; a:f32[" + ones(5000) + "]. let  in (a,) }") ==
+        "1:14: rank 5000 exceeds the limit of 64 dimensions");
+  // A shape rule's result is held to the same limits: the binder's rank is fine, the rule's is
+  // not.
+  CHECK(parse_error("{ lambda ; a:f32[]. let b:f32[1] = broadcast_in_dim[broadcast_dimensions=() "
+                    "shape=(" +
+                    ones(65) + ",)] a in (b,) }") ==
+        "1:25: broadcast_in_dim: rank 65 exceeds the limit of 64 dimensions");
 }
 
 TEST_CASE("parse errors: types against a known primitive's rule", "[parse][errors]") {
@@ -144,19 +182,65 @@ TEST_CASE("parse errors: the untyped 2020 format is rejected", "[parse][errors]"
 }
 
 TEST_CASE("parse errors: nesting depth is bounded", "[parse][errors]") {
-  // Deep tuples are kept as opaque text, read without recursion.
-  std::string deep = "{ lambda ; a:f32[]. let b:f32[] = custom[x=" + std::string(5000, '(') +
-                     std::string(5000, ')') + "] a in (b,) }";
-  CHECK(parse_error(deep) == "no error");
-  std::string unclosed =
-      "{ lambda ; a:f32[]. let b:f32[] = custom[x=" + std::string(5000, '(') + "{ lambda";
-  CHECK(parse_error(unclosed) ==
-        "1:5052: unexpected end of input, expected ']' to close the params of 'custom' opened "
-        "at 1:41");
+  // Param tuples count as levels too: the top jaxpr is level 1, so 99 tuples fit and the 100th
+  // is refused (it would have been level 101).
+  std::string prefix = "{ lambda ; a:f32[]. let b:f32[] = custom[x=";
+  auto tuples = [&](int n) {
+    return prefix + std::string(n, '(') + std::string(n, ')') + "] a in (b,) }";
+  };
+  CHECK(parse_error(tuples(99)) == "no error");
+  CHECK(parse_error(tuples(100)) ==
+        fmt::format("1:{}: nesting deeper than 100 levels is not supported", prefix.size() + 100));
+  CHECK(parse_error(tuples(5000)) ==
+        fmt::format("1:{}: nesting deeper than 100 levels is not supported", prefix.size() + 100));
+  CHECK(parse_error(prefix + std::string(5000, '[') + "{ lambda") ==
+        fmt::format("1:{}: nesting deeper than 100 levels is not supported", prefix.size() + 100));
+  // Text the parser keeps verbatim is not read as nested values: it may nest.
+  CHECK(parse_error(prefix + "P" + std::string(5000, '(') + std::string(5000, ')') +
+                    "] a in (b,) }") == "no error");
   // Jaxprs nest up to 100 levels.
-  std::string prefix = "{ lambda ; a:f32[]. let b:f32[] = jit[name=f jaxpr=";
+  std::string jit = "{ lambda ; a:f32[]. let b:f32[] = jit[name=f jaxpr=";
   std::string nested;
-  for (int i = 0; i < 200; ++i) nested += prefix;
-  CHECK(parse_error(nested) == fmt::format("1:{}: nesting deeper than 100 levels is not supported",
-                                           100 * prefix.size() + 1));
+  for (int i = 0; i < 200; ++i) nested += jit;
+  CHECK(parse_error(nested) ==
+        fmt::format("1:{}: nesting deeper than 100 levels is not supported", 100 * jit.size() + 1));
+}
+
+namespace {
+
+// `let f_k = { ... jit[jaxpr=f_(k-1)] ... } in` for k < n, then a jaxpr calling f_(n-1): n + 1
+// levels of nesting, though the parser never recurses more than two levels to read it.
+std::string shared_chain(int n) {
+  std::string text = "let f0 = { lambda ; a:f32[]. let  in (a,) } in\n";
+  for (int k = 1; k < n; ++k)
+    text += fmt::format(
+        "let f{} = {{ lambda ; a:f32[]. let b:f32[] = jit[name=f{} jaxpr=f{}] a in (b,) }} in\n", k,
+        k - 1, k - 1);
+  return text +
+         fmt::format("{{ lambda ; a:f32[]. let b:f32[] = jit[name=f{} jaxpr=f{}] a in (b,) }}",
+                     n - 1, n - 1);
+}
+
+// "LINE:COL: " of the first `what` at or after `from` in `text`.
+std::string position(const std::string& text, const std::string& what, size_t from = 0) {
+  size_t at = text.find(what, from);
+  REQUIRE(at != std::string::npos);
+  auto line = std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n') + 1;
+  size_t line_start = text.rfind('\n', at);
+  size_t col = line_start == std::string::npos ? at + 1 : at - line_start;
+  return fmt::format("{}:{}: ", line, col);
+}
+
+}  // namespace
+
+TEST_CASE("parse errors: shared jaxprs count their whole height where they are used",
+          "[parse][errors]") {
+  const std::string message = "nesting deeper than 100 levels is not supported";
+  CHECK(parse_error(shared_chain(99)) == "no error");  // 100 levels
+  // The top jaxpr's call of f99 (100 levels high) would reach level 101.
+  std::string deep = shared_chain(100);
+  CHECK(parse_error(deep) == position(deep, "f99]", deep.rfind("{ lambda")) + message);
+  // In a longer chain, f100's call of f99 is the first to go past the limit.
+  std::string deeper = shared_chain(10000);
+  CHECK(parse_error(deeper) == position(deeper, "f99]", deeper.find("let f100 =")) + message);
 }

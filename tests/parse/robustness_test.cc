@@ -2,6 +2,7 @@
 // token soup, it either parses (and the result prints) or throws ParseError.
 #include <catch2/catch.hpp>
 
+#include <chrono>
 #include <random>
 #include <string>
 #include <vector>
@@ -109,4 +110,18 @@ TEST_CASE("parse robustness: token soup", "[parse][robustness]") {
     std::string outcome = parse_outcome(s);
     if (!outcome.empty()) FAIL(s << "\n" << outcome);
   }
+}
+
+TEST_CASE("parse robustness: many typed non-finite literals are read in linear time",
+          "[parse][robustness]") {
+  // Each `nan:f32[]` operand asks whether `name:type ... =` (the next eqn) follows; that scan
+  // once restarted at every operand, so 40,000 of them took 43 s and 100,000 would take minutes.
+  std::string text = "{ lambda ; a:f32[]. let b:f32[] = custom ";
+  for (int i = 0; i < 100000; ++i) text += "nan:f32[] ";
+  text += "in (b,) }";
+  auto start = std::chrono::steady_clock::now();
+  JaxprRef j = parse_jaxpr(text);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  CHECK(j->eqns.at(0).inputs.size() == 100000);
+  CHECK(seconds < 30);  // about 0.5 s; the quadratic scan took minutes
 }

@@ -2,7 +2,12 @@
 // jaxprs, era renames.
 #include <catch2/catch.hpp>
 
+#include <fmt/format.h>
+
 #include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "ir/primitive.h"
 #include "ir/print/printer.h"
@@ -307,6 +312,53 @@ TEST_CASE("parse: variables named like keywords and literals", "[parse]") {
   REQUIRE(k->eqns.size() == 5);
   CHECK(k->eqns[0].inputs.size() == 2);
   CHECK(k->eqns[3].inputs.size() == 2);
+}
+
+TEST_CASE("parse: non-finite literals read back wherever the printer puts them", "[parse]") {
+  // On one line, `add a nan:f32[]; c:f32[] = ...` once read `nan:f32[]` as the next eqn's binder.
+  for (const char* t : {"f16", "bf16", "f32", "f64"}) {
+    for (const char* v : {"nan", "inf", "-inf"}) {
+      std::string lit = fmt::format("{}:{}[]", v, t);
+      const std::vector<std::pair<std::string, size_t>> texts = {
+          // (text, literals in it)
+          {fmt::format("{{ lambda ; a:{0}[]. let b:{0}[] = add a {1}; c:{0}[] = mul b b in (c,) }}",
+                       t, lit),
+           1},
+          {fmt::format(
+               "{{ lambda ; a:{0}[]. let b:{0}[] = add {1} {1}; c:{0}[] = mul b a in (c,) }}", t,
+               lit),
+           2},
+          {fmt::format("{{ lambda ; a:{0}[]. let b:{0}[] = add a {1} in (b,) }}", t, lit), 1},
+          {fmt::format("{{ lambda ; a:{0}[]. let b:{0}[] = add a {1}; debug_callback[callback=f] b "
+                       "in (b, {1}) }}",
+                       t, lit),
+           2},
+          {fmt::format("{{ lambda ; a:{0}[]. let  in ({1},) }}", t, lit), 1},
+      };
+      for (const auto& [text, literals] : texts) {
+        INFO(text);
+        JaxprRef j = parse_jaxpr(text);
+        std::vector<Literal> found;
+        for (const Eqn& e : j->eqns)
+          for (const Atom& a : e.inputs)
+            if (a.is_literal()) found.push_back(a.literal());
+        for (const Atom& a : j->outvars)
+          if (a.is_literal()) found.push_back(a.literal());
+        REQUIRE(found.size() == literals);
+        for (const Literal& l : found) {
+          CHECK(short_name(l.aval.dtype) == t);
+          double x = l.as_double();
+          if (std::string_view(v) == "nan")
+            CHECK(std::isnan(x));
+          else
+            CHECK(x == (v[0] == '-' ? -HUGE_VAL : HUGE_VAL));
+        }
+        std::string printed = to_string(*j);
+        CHECK(to_string(*parse_jaxpr(printed)) == printed);
+        if (printed.find('\n') == std::string::npos) CHECK(printed == text);
+      }
+    }
+  }
 }
 
 TEST_CASE("parse: operands continue on the next line", "[parse]") {
