@@ -5,6 +5,7 @@
 #include <ostream>
 
 #include "compiler/array_impl.h"
+#include "compiler/frame.h"
 #include "ir/errors.h"
 #include "ir/limits.h"
 #include "ir/rules/registry.h"
@@ -96,25 +97,53 @@ bool Array::is_python_scalar() const {
   return is_concrete() && impl_->python_scalar;
 }
 
-const runtime::Buffer& Array::buffer() const {
+namespace {
+
+// Where a tracer's value comes from: the eqn of its frame that made it, or the frame's inputs.
+std::string tracer_origin(const ArrayImpl& impl) {
+  std::shared_ptr<detail::Frame> frame = impl.frame.lock();
+  if (!frame) return "";
+  for (auto e = frame->eqns.rbegin(); e != frame->eqns.rend(); ++e)
+    for (const Var& v : e->outputs)
+      if (v == impl.var)
+        return e->source.known() ? fmt::format("; it is the output of {} at {}", e->prim->name,
+                                               e->source.summarize())
+                                 : fmt::format("; it is the output of {}", e->prim->name);
+  for (const Var& v : frame->invars)
+    if (v == impl.var) return "; it is an argument of the traced function";
+  for (const Var& v : frame->constvars)
+    if (v == impl.var) return "; it is a value of an enclosing trace";
+  return "";
+}
+
+}  // namespace
+
+const runtime::Buffer& Array::values(const SourceInfo& src) const {
   const ArrayImpl& impl = checked(impl_);
   if (impl.kind == ArrayImpl::Kind::tracer)
-    throw Error(
-        fmt::format("cannot read the value of a traced Array ({}) (in make_jaxpr or a "
-                    "transformation); only concrete Arrays have values",
-                    impl.aval.str_short()));
+    throw TypeError(fmt::format(
+        "{}cannot read the value of a traced Array ({}) (in make_jaxpr or a transformation){}. "
+        "C++ control flow (an if, a loop bound, a number) cannot depend on a traced value: choose "
+        "between values with np::where or cjax::cond, and loop with cjax::while_loop, fori_loop "
+        "or scan",
+        src.known() ? src.position() + ": " : "", impl.aval.str_short(), tracer_origin(impl)));
   if (impl.kind == ArrayImpl::Kind::abstract)
     throw Error(
-        fmt::format("cannot read the value of an abstract Array ({}): it is a ShapeDtype "
+        fmt::format("{}cannot read the value of an abstract Array ({}): it is a ShapeDtype "
                     "spec without data",
-                    impl.aval.str_short()));
+                    src.known() ? src.position() + ": " : "", impl.aval.str_short()));
   return impl.buffer;
 }
 
-double Array::item() const {
-  const runtime::Buffer& b = buffer();
+const runtime::Buffer& Array::buffer() const {
+  return values(SourceInfo());
+}
+
+double Array::item(SourceInfo src) const {
+  const runtime::Buffer& b = values(src);
   if (aval().size() != 1)
-    throw Error(fmt::format("item(): the Array has {} elements ({}), not one", aval().size(),
+    throw Error(fmt::format("{}item(): the Array has {} elements ({}), not one",
+                            src.known() ? src.position() + ": " : "", aval().size(),
                             aval().str_short()));
   return b.element(0);
 }

@@ -71,19 +71,22 @@ class Array {
   // A C++ number (or a conversion of one): folded by conversions, a Literal when staged.
   bool is_python_scalar() const;
 
-  // The storage of a concrete Array; throws cjax::Error for tracers and abstract Arrays:
-  // "cannot read the value of a traced Array (in make_jaxpr)".
+  // The storage of a concrete Array; throws cjax::TypeError for tracers ("cannot read the value
+  // of a traced Array ...", naming the op that made it) and cjax::Error for abstract Arrays.
   const runtime::Buffer& buffer() const;
-  // The value of a one-element concrete Array.
-  double item() const;
+  // The value of a one-element concrete Array. This is where C++ control flow meets a value
+  // (`if (x.item<bool>())`), so on a tracer the TypeError also gives the caller's file:line:col,
+  // the op that made the value and where, and what to use instead (np::where, cjax::cond).
+  // (An Array has no conversion to bool: `if (x > 0)` does not compile.)
+  double item(SourceInfo src = std::source_location::current()) const;
   template <class T>
-  T item() const {
-    return static_cast<T>(item());
+  T item(SourceInfo src = std::source_location::current()) const {
+    return static_cast<T>(item(src));
   }
-  // All elements, row-major, converted to T.
+  // All elements, row-major, converted to T (on a tracer: the same TypeError as item()).
   template <class T>
-  std::vector<T> to_vector() const {
-    std::vector<double> d = buffer().to_doubles();
+  std::vector<T> to_vector(SourceInfo src = std::source_location::current()) const {
+    std::vector<double> d = values(src).to_doubles();
     return std::vector<T>(d.begin(), d.end());
   }
 
@@ -104,6 +107,8 @@ class Array {
   static Array from_impl(std::shared_ptr<const detail::ArrayImpl> impl);
 
  private:
+  // buffer(), with the caller's location in the error for a tracer.
+  const runtime::Buffer& values(const SourceInfo& src) const;
   static Array python_bool(bool v);
   static Array python_int(int64_t v);
   static Array python_float(double v);

@@ -17,7 +17,9 @@
 // std::vector of gradients), which need all arguments to have one type. Arguments not selected
 // are passed unchanged (their Arrays are constants of the differentiation); C++ numbers and other
 // non-Array values among them are static. A selected C++ number is a weak-typed scalar Array.
-// Integer and bool inputs get zero cotangents.
+// grad and value_and_grad reject selected integer and bool arguments unless given
+// `cjax::allow_int` (their gradients are then zeros of their own dtype); vjp and jvp accept them
+// (zero cotangents, ignored tangents), as JAX's do.
 #pragma once
 
 #include <fmt/format.h>
@@ -203,13 +205,15 @@ auto vjp_with_aux(const F& f, const Args&... args) {
 
 namespace detail {
 
-// (f(*args), gradients of the selected arguments) with the grad checks on f's output. With
-// `Aux`, f returns (value, aux) and the first result is that pair.
-template <bool Aux, class F, class Sel, class... A>
+// (f(*args), gradients of the selected arguments) with JAX's grad checks: the selected
+// arguments' dtypes (integers and bools need AllowInt) and f's output. With `Aux`, f returns
+// (value, aux) and the first result is that pair.
+template <bool Aux, bool AllowInt, class F, class Sel, class... A>
 auto value_and_grad_call(const F& f, const Sel& sel, const char* api, const A&... a) {
   using S = Selection<Sel, A...>;
   typename S::Call call = S::convert(sel, a...);
   FlatArgs fa = flatten_tuple(call, S::mask(api, sel));
+  for (const Array& x : fa.primals) check_grad_input_dtype(api, x.dtype(), AllowInt);
   auto traced = trace_call(f, call, fa, api);
   using RA = decltype(traced.proto);
   const Jaxpr& j = traced.closed.jaxpr;
@@ -232,14 +236,14 @@ auto value_and_grad_call(const F& f, const Sel& sel, const char* api, const A&..
   return std::make_pair(std::move(value), S::pick(sel, rebuild_args(call, fa, cts)));
 }
 
-template <class F, class Sel, bool WithValue, bool Aux>
+template <class F, class Sel, bool WithValue, bool Aux, bool AllowInt>
 class GradFunction {
  public:
   GradFunction(F f, Sel sel) : f_(std::move(f)), sel_(std::move(sel)) {}
   template <class... A>
   auto operator()(const A&... args) const {
-    auto [value, grads] =
-        value_and_grad_call<Aux>(f_, sel_, WithValue ? "value_and_grad" : "grad", args...);
+    auto [value, grads] = value_and_grad_call<Aux, AllowInt>(
+        f_, sel_, WithValue ? "value_and_grad" : "grad", args...);
     if constexpr (WithValue)
       return std::make_pair(std::move(value), std::move(grads));
     else if constexpr (Aux)
@@ -253,74 +257,64 @@ class GradFunction {
   Sel sel_;
 };
 
-template <bool WithValue, bool Aux, class F, class Sel>
-auto make_grad(F&& f, Sel sel) {
-  return GradFunction<std::decay_t<F>, Sel, WithValue, Aux>(std::forward<F>(f), std::move(sel));
+// The options grad and value_and_grad take after argnums, in any order.
+template <class O>
+inline constexpr bool is_grad_option_v = std::is_same_v<O, HasAux> || std::is_same_v<O, AllowInt>;
+
+template <bool WithValue, class F, class Sel, class... Opts>
+auto make_grad(F&& f, Sel sel, Opts...) {
+  constexpr bool with_aux = (std::is_same_v<Opts, HasAux> || ...);
+  constexpr bool with_ints = (std::is_same_v<Opts, AllowInt> || ...);
+  return GradFunction<std::decay_t<F>, Sel, WithValue, with_aux, with_ints>(std::forward<F>(f),
+                                                                            std::move(sel));
 }
 
 }  // namespace detail
 
-// jax.grad: the gradient of a function with one scalar floating point output. Calling a
-// function whose output is not a scalar throws cjax::TypeError naming the output's shape.
-template <class F>
-auto grad(F&& f) {
-  return detail::make_grad<false, false>(std::forward<F>(f), Argnums<0>{});
+// jax.grad: the gradient of a function with one scalar floating point output, with respect to
+// floating point arguments. The options after argnums, in any order: `cjax::has_aux` (f returns
+// (value, aux); the result is (gradients, aux)) and `cjax::allow_int` (integer and bool arguments
+// may be selected; see AllowInt). Calling it throws cjax::TypeError, with JAX's message, for a
+// non-scalar or integer output and for a selected integer argument without allow_int.
+template <class F, class... Opts>
+requires(detail::is_grad_option_v<Opts>&&...) auto grad(F&& f, Opts... opts) {
+  return detail::make_grad<false>(std::forward<F>(f), Argnums<0>{}, opts...);
 }
-template <class F, int... I>
-auto grad(F&& f, Argnums<I...> a) {
-  return detail::make_grad<false, false>(std::forward<F>(f), a);
+template <class F, int... I, class... Opts>
+requires(detail::is_grad_option_v<Opts>&&...) auto grad(F&& f, Argnums<I...> a, Opts... opts) {
+  return detail::make_grad<false>(std::forward<F>(f), a, opts...);
 }
-template <class F>
-auto grad(F&& f, int argnum) {
-  return detail::make_grad<false, false>(std::forward<F>(f), detail::ArgnumIndex{argnum});
+template <class F, class... Opts>
+requires(detail::is_grad_option_v<Opts>&&...) auto grad(F&& f, int argnum, Opts... opts) {
+  return detail::make_grad<false>(std::forward<F>(f), detail::ArgnumIndex{argnum}, opts...);
 }
-template <class F>
-auto grad(F&& f, std::vector<int> argnums) {
-  return detail::make_grad<false, false>(std::forward<F>(f),
-                                         detail::ArgnumList{std::move(argnums)});
-}
-// With has_aux: f returns (value, aux); the result is (gradients, aux).
-template <class F, int... I>
-auto grad(F&& f, Argnums<I...> a, HasAux) {
-  return detail::make_grad<false, true>(std::forward<F>(f), a);
-}
-template <class F>
-auto grad(F&& f, int argnum, HasAux) {
-  return detail::make_grad<false, true>(std::forward<F>(f), detail::ArgnumIndex{argnum});
-}
-template <class F>
-auto grad(F&& f, std::vector<int> argnums, HasAux) {
-  return detail::make_grad<false, true>(std::forward<F>(f), detail::ArgnumList{std::move(argnums)});
+template <class F, class... Opts>
+requires(detail::is_grad_option_v<Opts>&&...) auto grad(F&& f, std::vector<int> argnums,
+                                                        Opts... opts) {
+  return detail::make_grad<false>(std::forward<F>(f), detail::ArgnumList{std::move(argnums)},
+                                  opts...);
 }
 
-// jax.value_and_grad: (f(*args), gradients); with has_aux, ((value, aux), gradients).
-template <class F>
-auto value_and_grad(F&& f) {
-  return detail::make_grad<true, false>(std::forward<F>(f), Argnums<0>{});
+// jax.value_and_grad: (f(*args), gradients); with has_aux, ((value, aux), gradients). Takes the
+// same argnums and options as grad.
+template <class F, class... Opts>
+requires(detail::is_grad_option_v<Opts>&&...) auto value_and_grad(F&& f, Opts... opts) {
+  return detail::make_grad<true>(std::forward<F>(f), Argnums<0>{}, opts...);
 }
-template <class F, int... I>
-auto value_and_grad(F&& f, Argnums<I...> a) {
-  return detail::make_grad<true, false>(std::forward<F>(f), a);
+template <class F, int... I, class... Opts>
+requires(detail::is_grad_option_v<Opts>&&...) auto value_and_grad(F&& f, Argnums<I...> a,
+                                                                  Opts... opts) {
+  return detail::make_grad<true>(std::forward<F>(f), a, opts...);
 }
-template <class F>
-auto value_and_grad(F&& f, int argnum) {
-  return detail::make_grad<true, false>(std::forward<F>(f), detail::ArgnumIndex{argnum});
+template <class F, class... Opts>
+requires(detail::is_grad_option_v<Opts>&&...) auto value_and_grad(F&& f, int argnum, Opts... opts) {
+  return detail::make_grad<true>(std::forward<F>(f), detail::ArgnumIndex{argnum}, opts...);
 }
-template <class F>
-auto value_and_grad(F&& f, std::vector<int> argnums) {
-  return detail::make_grad<true, false>(std::forward<F>(f), detail::ArgnumList{std::move(argnums)});
-}
-template <class F, int... I>
-auto value_and_grad(F&& f, Argnums<I...> a, HasAux) {
-  return detail::make_grad<true, true>(std::forward<F>(f), a);
-}
-template <class F>
-auto value_and_grad(F&& f, int argnum, HasAux) {
-  return detail::make_grad<true, true>(std::forward<F>(f), detail::ArgnumIndex{argnum});
-}
-template <class F>
-auto value_and_grad(F&& f, std::vector<int> argnums, HasAux) {
-  return detail::make_grad<true, true>(std::forward<F>(f), detail::ArgnumList{std::move(argnums)});
+template <class F, class... Opts>
+requires(detail::is_grad_option_v<Opts>&&...) auto value_and_grad(F&& f, std::vector<int> argnums,
+                                                                  Opts... opts) {
+  return detail::make_grad<true>(std::forward<F>(f), detail::ArgnumList{std::move(argnums)},
+                                 opts...);
 }
 
 }  // namespace cjax

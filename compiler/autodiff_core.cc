@@ -61,10 +61,7 @@ void check_grad_output(std::string_view api, size_t num_leaves, const ShapedArra
         "{}: gradient only defined for scalar-output functions, but the output has shape {} ({}); "
         "use vjp or jacrev for non-scalar outputs",
         api, shape_str(aval->shape), aval->str_short()));
-  if (!is_floating(aval->dtype))
-    throw TypeError(
-        fmt::format("{} requires real-valued (floating point) outputs, but the output is {}", api,
-                    aval->str_short()));
+  check_grad_output_dtype(api, aval->dtype);
 }
 
 // ---- jvp ------------------------------------------------------------------------------------
@@ -224,3 +221,31 @@ std::vector<Array> VjpFlat::apply(std::span<const Array> cotangents) const {
 }
 
 }  // namespace cjax::detail
+
+namespace cjax {
+
+void check_grad_output_dtype(std::string_view api, DType output) {
+  if (!is_floating(output))
+    throw TypeError(fmt::format(
+        "{} requires real-valued outputs (output dtype that is a sub-dtype of np.floating), but "
+        "got {}. For differentiation of functions with integer outputs, use vjp directly.",
+        api, long_name(output)));
+}
+
+void check_grad_input_dtype(std::string_view api, DType input, bool allow_int) {
+  if (is_floating(input)) return;
+  if (is_integer(input) || input == DType::bool_) {
+    if (allow_int) return;
+    throw TypeError(fmt::format(
+        "{} requires real- or complex-valued inputs (input dtype that is a sub-dtype of "
+        "np.inexact), but got {}. If you want to use Boolean- or integer-valued inputs, use vjp "
+        "or set allow_int to True.",
+        api, long_name(input)));
+  }
+  throw TypeError(fmt::format(
+      "{} requires numerical-valued inputs (input dtype that is a sub-dtype of np.bool_ or "
+      "np.number), but got {}.",
+      api, long_name(input)));
+}
+
+}  // namespace cjax

@@ -28,6 +28,18 @@ inline constexpr Argnums<I...> argnums{};
 struct HasAux {};
 inline constexpr HasAux has_aux{};
 
+// `grad(f, argnums<1>, allow_int)`: JAX's allow_int=True. Integer and bool arguments may be
+// differentiated; their gradients are zeros of the argument's own dtype and shape (JAX's are
+// float0 zeros; cjax has no float0 dtype). Without it, grad of such an argument is a TypeError.
+struct AllowInt {};
+inline constexpr AllowInt allow_int{};
+
+// JAX's dtype checks of grad and value_and_grad, which throw cjax::TypeError with JAX's messages
+// (`api` names the caller): the differentiated output must be floating point, and so must a
+// differentiated input unless `allow_int`.
+void check_grad_output_dtype(std::string_view api, DType output);
+void check_grad_input_dtype(std::string_view api, DType input, bool allow_int);
+
 namespace detail {
 
 // `x` as a value of type `aval`, for tangents and cotangents a user hands in: the dtype and shape

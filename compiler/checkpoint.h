@@ -31,6 +31,7 @@
 #include "ir/jaxpr.h"
 #include "ir/policy.h"
 #include "ir/source_info.h"
+#include "passes/policies.h"  // cjax::policies, JAX's jax.checkpoint_policies
 
 namespace cjax {
 

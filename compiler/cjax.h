@@ -1,7 +1,8 @@
 // The cjax front end in one include: Array, the numpy-like ops and operators, jax.nn activations,
 // lax primitives, pytrees, tracing and make_jaxpr, the jaxpr printer, and the transformations
 // (jvp, linearize, vjp, grad, value_and_grad, jacfwd, jacrev, hessian, checkpoint) with the
-// residual reports.
+// residual reports, and the checkpoint policies (cjax::policies, JAX's jax.checkpoint_policies,
+// memory_budget included).
 #pragma once
 
 #include "compiler/array.h"
@@ -25,3 +26,5 @@
 #include "ir/dtype.h"
 #include "ir/jaxpr.h"
 #include "ir/print/printer.h"
+#include "passes/memory/budget.h"  // policies::memory_budget (docs/auto-remat.md)
+#include "passes/policies.h"       // policies::..., JAX's jax.checkpoint_policies

@@ -202,6 +202,16 @@ std::vector<std::string> names() {
           "save_and_offload_only_these_names"};
 }
 
+bool uses_names(const std::string& name) {
+  return name == "save_anything_except_these_names" || name == "save_anything_but_these_names" ||
+         name == "save_any_names_but_these" || name == "save_only_these_names" ||
+         uses_offload_names(name);
+}
+
+bool uses_offload_names(const std::string& name) {
+  return name == "save_and_offload_only_these_names";
+}
+
 PolicyRef by_name(const std::string& name, const std::vector<std::string>& n,
                   const std::vector<std::string>& offload_names) {
   const std::string kSrc = "device", kDst = "pinned_host";

@@ -51,6 +51,9 @@ PolicyRef save_from_both_policies(PolicyRef policy_1, PolicyRef policy_2);
 PolicyRef by_name(const std::string& name, const std::vector<std::string>& names = {},
                   const std::vector<std::string>& offload_names = {});
 std::vector<std::string> names();
+// Whether the policy of that name (as by_name takes it) reads `names`, and `offload_names`.
+bool uses_names(const std::string& name);
+bool uses_offload_names(const std::string& name);
 
 // Asks `policy` about an eqn and checks the answer (a kind out of range, or an Offload without
 // memory kinds, is a cjax::TypeError naming the policy and the primitive). nullptr means

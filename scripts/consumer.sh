@@ -20,9 +20,23 @@ if grep -rlE '#include [<"](mlir|llvm)/' "$prefix/include" ||
   exit 1
 fi
 
+# The package links the shared libraries of MLIR and LLVM by path: it loads no LLVM or MLIR CMake
+# package (whose LLVMConfig looks for LibEdit, zstd, CURL, ... and reports each one it misses).
+if grep -rqE 'find_dependency\((MLIR|LLVM)|find_package\((MLIR|LLVM)' "$prefix/lib/cmake/cjax"; then
+  echo "consumer.sh: the installed CMake package loads MLIR's or LLVM's package" >&2
+  exit 1
+fi
+
 unset CCACHE_BASEDIR
-cmake -S examples/consumer -B "$work/build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-  -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+if ! configure_log=$(cmake -S examples/consumer -B "$work/build" -G Ninja \
+  -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" 2>&1); then
+  echo "$configure_log" >&2
+  exit 1
+fi
+if grep -iE 'could not find|warning|error' <<<"$configure_log"; then
+  echo "consumer.sh: configuring the consumer project printed the lines above" >&2
+  exit 1
+fi
 ninja -C "$work/build" >/dev/null  # $work plays the doc's mymodel/, with its build/
 
 expect() {  # expect NAME EXPECTED ACTUAL

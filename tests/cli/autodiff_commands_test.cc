@@ -114,3 +114,103 @@ TEST_CASE("cjax grad prints the value and gradient of sin(sin(x)) at 2.0") {
   auto at = run_cli("grad --example tutorial/sin_sin --inputs 0");
   CHECK(at.out == "value: Array(0., dtype=float32)\ngrad x: Array(1., dtype=float32)\n");
 }
+
+TEST_CASE("cjax grad follows JAX's dtype rules: float outputs, integer arguments left out") {
+  auto int_out = run_cli(
+      "grad -",
+      "{ lambda ; a:i32[3]. let b:i32[] = reduce_sum[axes=(0,) out_sharding=None] a in (b,) }");
+  CHECK(int_out.code == 1);
+  CHECK(int_out.out.empty());
+  CHECK(int_out.err ==
+        "cjax: <stdin>: grad requires real-valued outputs (output dtype that is a sub-dtype of "
+        "np.floating), but got int32. For differentiation of functions with integer outputs, use "
+        "vjp directly.\n");
+  // lookup_loss(table f32[8], ids i32[4]) = sum(sin(one_hot(ids) @ table)); ids all 1.
+  const std::string lookup = "grad --plugin " + std::string(CJAX_TEST_PLUGIN_DIR) +
+                             "/libcjax_test_plugin.so -f lookup_loss --inputs 0,1";
+  auto r = run_cli(lookup);
+  REQUIRE(r.code == 0);
+  CHECK(r.err.empty());
+  CHECK(r.out ==
+        "value: Array(0., dtype=float32)\n"
+        "(gradients with respect to the floating-point arguments; not differentiated: ids "
+        "(integers); --wrt and --allow-int choose)\n"
+        "grad table: Array([0., 4., 0., 0., 0., 0., 0., 0.], dtype=float32)\n");
+  CHECK(run_cli(lookup + " --wrt table").out ==
+        "value: Array(0., dtype=float32)\n"
+        "grad table: Array([0., 4., 0., 0., 0., 0., 0., 0.], dtype=float32)\n");
+  auto ids = run_cli(lookup + " --wrt ids");
+  CHECK(ids.code == 1);
+  CHECK(ids.err ==
+        "cjax: function lookup_loss: argument ids: grad requires real- or complex-valued inputs "
+        "(input dtype that is a sub-dtype of np.inexact), but got int32. If you want to use "
+        "Boolean- or integer-valued inputs, use vjp or set allow_int to True. (cjax grad "
+        "--allow-int)\n");
+  auto allow = run_cli(lookup + " --allow-int");
+  CHECK(allow.code == 0);
+  CHECK(allow.out ==
+        "value: Array(0., dtype=float32)\n"
+        "grad table: Array([0., 4., 0., 0., 0., 0., 0., 0.], dtype=float32)\n"
+        "grad ids: Array([0, 0, 0, 0], dtype=int32)\n");
+  CHECK(run_cli(lookup + " --wrt ids --allow-int").out ==
+        "value: Array(0., dtype=float32)\ngrad ids: Array([0, 0, 0, 0], dtype=int32)\n");
+  auto nope = run_cli(lookup + " --wrt nope");
+  CHECK(nope.code == 2);
+  CHECK(nope.err ==
+        "cjax: function lookup_loss: --wrt: no argument named 'nope' (the arguments are table, "
+        "ids)\n");
+  // Only integer arguments: JAX's TypeError for the first.
+  auto only_ints =
+      run_cli("grad -",
+              "{ lambda ; a:i32[3]. let\n"
+              "    b:f32[3] = convert_element_type[new_dtype=float32 weak_type=False] a\n"
+              "    c:f32[] = reduce_sum[axes=(0,) out_sharding=None] b\n"
+              "  in (c,) }");
+  CHECK(only_ints.code == 1);
+  CHECK(only_ints.err ==
+        "cjax: <stdin>: argument a: grad requires real- or complex-valued inputs (input dtype that "
+        "is a sub-dtype of np.inexact), but got int32. If you want to use Boolean- or "
+        "integer-valued inputs, use vjp or set allow_int to True. (cjax grad --allow-int)\n");
+}
+
+TEST_CASE("name policies warn about missing names and names the program never defines") {
+  auto none = run_cli("residuals -e tutorial/f4 --policy save_only_these_names");
+  CHECK(none.code == 0);
+  CHECK(!none.out.empty());
+  CHECK(none.err ==
+        "cjax: example tutorial/f4: warning: save_only_these_names without --names selects no "
+        "value by name; the program's names are a, b, c\n");
+  auto typo = run_cli("residuals -e tutorial/f4 --policy save_any_names_but_these --names a,zz");
+  CHECK(typo.code == 0);
+  CHECK(typo.err ==
+        "cjax: example tutorial/f4: warning: --names: no value is named 'zz', so the policy "
+        "selects nothing by that name; the program's names are a, b, c\n");
+  CHECK(run_cli("fwd-bwd -e tutorial/f --policy save_only_these_names --names a,b").err ==
+        "cjax: example tutorial/f: warning: --names: no value is named 'a' or 'b', so the policy "
+        "selects nothing by those names; the program names no values (checkpoint_name names "
+        "them)\n");
+  CHECK(run_cli("residuals -e tutorial/f4 --policy dots_saveable --names a").err ==
+        "cjax: example tutorial/f4: warning: --names is ignored with --policy dots_saveable: only "
+        "the name policies read it\n");
+  CHECK(run_cli("grad -e tutorial/f4 --names a").err ==
+        "cjax: example tutorial/f4: warning: --names is ignored without --policy: only the name "
+        "policies read it\n");
+  auto offload = run_cli(
+      "residuals -e tutorial/f4 --policy save_and_offload_only_these_names --names a "
+      "--offload-names q");
+  CHECK(offload.code == 0);
+  CHECK(offload.err ==
+        "cjax: example tutorial/f4: warning: --offload-names: no value is named 'q', so the policy "
+        "selects nothing by that name; the program's names are a, b, c\n");
+  CHECK(run_cli("residuals -e tutorial/f4 --policy save_and_offload_only_these_names").err ==
+        "cjax: example tutorial/f4: warning: save_and_offload_only_these_names without --names "
+        "or --offload-names selects no value by name; the program's names are a, b, c\n");
+  // Right names: no warning.
+  CHECK(run_cli("residuals -e tutorial/f4 --policy save_only_these_names --names a").err.empty());
+  // cjax memory --names adds the name policies' rows.
+  auto memory = run_cli("memory -e tutorial/f4 --names a,zz --budgets 1MiB");
+  CHECK(memory.code == 0);
+  CHECK(memory.err ==
+        "cjax: example tutorial/f4: warning: --names: no value is named 'zz', so the policy "
+        "selects nothing by that name; the program's names are a, b, c\n");
+}

@@ -71,19 +71,29 @@ std::vector<Command> commands_in(const std::vector<std::string>& lines) {
 
 }  // namespace
 
-// A ```cpp block whose first line is `// <path>` must appear verbatim in that source file.
-TEST_CASE("the C++ shown in docs/ is the code of the examples") {
+// A ```cpp block whose first line is `// <path>` must appear verbatim in that source file. Every
+// block of README.md must name one (tests/readme/readme_test.cc compiles the README's C++).
+TEST_CASE("the C++ shown in docs/ and README.md is the code of the examples") {
   namespace fs = std::filesystem;
-  int checked = 0;
-  for (const auto& entry : fs::directory_iterator(fs::path(CJAX_SOURCE_DIR) / "docs")) {
-    if (entry.path().extension() != ".md") continue;
-    std::vector<std::string> lines = split_lines(cli_test::slurp(entry.path().string()));
+  std::vector<fs::path> pages = {fs::path(CJAX_SOURCE_DIR) / "README.md"};
+  for (const auto& entry : fs::directory_iterator(fs::path(CJAX_SOURCE_DIR) / "docs"))
+    if (entry.path().extension() == ".md") pages.push_back(entry.path());
+  int checked = 0, readme_blocks = 0;
+  for (const fs::path& page : pages) {
+    bool readme = page.filename() == "README.md";
+    std::vector<std::string> lines = split_lines(cli_test::slurp(page.string()));
     for (size_t i = 0; i + 1 < lines.size(); ++i) {
-      if (lines[i] != "```cpp" || lines[i + 1].rfind("// ", 0) != 0) continue;
+      if (lines[i] != "```cpp") continue;
+      INFO(page.filename().string() << ":" << i + 1);
+      if (readme) {
+        CHECK(lines[i + 1].rfind("// ", 0) == 0);  // every README block is compiled
+        ++readme_blocks;
+      }
+      if (lines[i + 1].rfind("// ", 0) != 0) continue;
       std::string file = lines[i + 1].substr(3), snippet;
       size_t j = i + 2;
       for (; j < lines.size() && lines[j] != "```"; ++j) snippet += lines[j] + "\n";
-      INFO(entry.path().filename().string() << ":" << i + 1 << ": snippet of " << file);
+      INFO("snippet of " << file);
       std::string source = cli_test::slurp((fs::path(CJAX_SOURCE_DIR) / file).string());
       CHECK(!source.empty());
       CHECK(source.find(snippet) != std::string::npos);
@@ -92,6 +102,7 @@ TEST_CASE("the C++ shown in docs/ is the code of the examples") {
     }
   }
   CHECK(checked > 0);
+  CHECK(readme_blocks > 0);
 }
 
 TEST_CASE("the cjax commands shown in docs/ print what the docs say") {

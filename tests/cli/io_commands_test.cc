@@ -86,6 +86,49 @@ TEST_CASE("random inputs from --seed are reproducible") {
   CHECK(run_cli("grad --example tutorial/f --seed 7").code == 0);
 }
 
+TEST_CASE("--seed: integers are indices in [0, --int-high); bad seeds are usage errors") {
+  // min and max of 200 seeded i32 values.
+  const std::string min_max =
+      "{ lambda ; a:i32[200]. let\n"
+      "    b:i32[] = reduce_min[axes=(0,) out_sharding=None] a\n"
+      "    c:i32[] = reduce_max[axes=(0,) out_sharding=None] a\n"
+      "  in (b, c) }";
+  auto r = run_cli("run - --seed 3 --backend interpreter", min_max);
+  REQUIRE(r.code == 0);
+  CHECK(r.out == "out_0: Array(0, dtype=int32)\nout_1: Array(9, dtype=int32)\n");
+  r = run_cli("run - --seed 3 --int-high 64 --backend interpreter", min_max);
+  REQUIRE(r.code == 0);
+  CHECK(r.out == "out_0: Array(0, dtype=int32)\nout_1: Array(63, dtype=int32)\n");
+  auto big = run_cli("run - --seed 0 --int-high 1000",
+                     "{ lambda ; a:i8[3]. let b:i8[3] = neg a in (b,) }");
+  CHECK(big.code == 2);
+  CHECK(big.err ==
+        "cjax: <stdin>: --int-high 1000: argument a is i8[3], whose largest value is 127\n");
+
+  const std::string range = ": a seed is an integer from 0 to 18446744073709551615 (2^64-1)\n";
+  auto neg = run_cli("run -e tutorial/f --seed -1");
+  CHECK(neg.code == 2);
+  CHECK(neg.err == "cjax: run: --seed -1" + range);
+  auto huge = run_cli("grad -e tutorial/f --seed 99999999999999999999999");
+  CHECK(huge.code == 2);
+  CHECK(huge.err == "cjax: grad: --seed 99999999999999999999999" + range);
+  CHECK(run_cli("run -e tutorial/f --seed 1e3").err == "cjax: run: --seed 1e3" + range);
+  CHECK(run_cli("run -e tutorial/f --seed 18446744073709551615").code == 0);
+  auto both = run_cli("run -e tutorial/sin_sin --inputs 1 --seed 0");
+  CHECK(both.code == 2);
+  CHECK(both.err == "cjax: run: --inputs and --seed both choose the inputs: give one of them\n");
+  auto no_seed = run_cli("run -e tutorial/sin_sin --int-high 5");
+  CHECK(no_seed.code == 2);
+  CHECK(no_seed.err == "cjax: run: --int-high sets the range of --seed's integers: give --seed\n");
+  for (const char* bad : {"0", "-3", "2147483649", "x"}) {
+    auto r2 = run_cli(std::string("run -e tutorial/sin_sin --seed 0 --int-high ") + bad);
+    CHECK(r2.code == 2);
+    CHECK(r2.err == "cjax: run: --int-high " + std::string(bad) +
+                        ": give an integer from 1 to 2147483648 (2^31); seeded integers are drawn "
+                        "from [0, N)\n");
+  }
+}
+
 TEST_CASE("cjax jaxpr --json round-trips through cjax jaxpr FILE.json") {
   Scratch s("json");
   for (const char* example : {"tutorial/f", "tutorial/f3", "tutorial/loss_checkpoint"}) {

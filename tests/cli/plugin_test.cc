@@ -35,6 +35,7 @@ TEST_CASE("cjax examples --plugin lists the functions a plugin registers") {
         "mlp_loss     (W1:f32[3,4], W2:f32[2,3], x:f32[4])  a two-layer tanh/sin network summed "
         "to a scalar\n"
         "scale_shift  (x:f32[3], s:f32[])\n"
+        "lookup_loss  (table:f32[8], ids:i32[4])\n"
         "bad_specs    (x:f32[3])\n");
 }
 
@@ -85,7 +86,7 @@ TEST_CASE("plugin errors name the plugin and what is wrong") {
   CHECK(no_fn.code == 2);
   CHECK(no_fn.err == "cjax: function lossy: plugin '" + good +
                          "' has no function 'lossy'; it registers: mlp_loss, scale_shift, "
-                         "bad_specs\n");
+                         "lookup_loss, bad_specs\n");
 
   auto old = run_cli("jaxpr --plugin " + plugin("cjax_test_plugin_old") + " --function mlp_loss");
   CHECK(old.code == 1);

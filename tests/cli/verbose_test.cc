@@ -87,11 +87,16 @@ TEST_CASE("cjax --verbose: an unsupported primitive shows the program it was in"
 }
 
 TEST_CASE("cjax --verbose: usage errors keep exit code 2 and say so") {
-  std::vector<std::string> v = both_forms("residuals --example tutorial/f --policy bogus", "", 2);
-  CHECK(v[0].rfind("cjax: example tutorial/f: unknown policy 'bogus'", 0) == 0);
+  std::vector<std::string> v = both_forms("residuals --example tutorial/f --arg-names a", "", 2);
+  CHECK(v[0] == "cjax: example tutorial/f: --arg-names gives 1 names for 4 arguments");
   CHECK(v[1] == "  error type: cjax::UsageError");
   CHECK(v[2] == "  the program:");
   CHECK(v[3] == "    { lambda ; a:f32[5,4] b:f32[6,5] c:f32[7,6] d:f32[4]. let");
+  // A mistake on the command line alone is found before the program is read.
+  v = both_forms("residuals --example tutorial/f --policy bogus", "", 2);
+  CHECK(v.size() == 2);
+  CHECK(v[0].rfind("cjax: residuals: unknown policy 'bogus'", 0) == 0);
+  CHECK(v[1] == "  error type: cjax::UsageError");
   // A file that cannot be opened: nothing was read, so there is no program to show.
   v = both_forms("jaxpr no_such_file.jaxpr", "", 2);
   CHECK(v == std::vector<std::string>{"cjax: no_such_file.jaxpr: cannot open 'no_such_file.jaxpr'",
@@ -100,7 +105,7 @@ TEST_CASE("cjax --verbose: usage errors keep exit code 2 and say so") {
 
 TEST_CASE("cjax --verbose: a long program is cut after 40 lines") {
   std::vector<std::string> v =
-      both_forms("residuals --example tutorial/recursive16 --policy bogus", "", 2);
+      both_forms("residuals --example tutorial/recursive16 --arg-names a,b", "", 2);
   // The one line, the type, "the program:", 40 lines of it, and how many were left out.
   REQUIRE(v.size() == 3 + 40 + 1);
   auto full = run_cli("jaxpr --example tutorial/recursive16");

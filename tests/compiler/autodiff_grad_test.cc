@@ -129,8 +129,49 @@ TEST_CASE("grad requires one scalar floating point output") {
                                                            Catch::Contains("f32[3]"));
   auto two = [](const Array& x) { return std::make_tuple(np::sum(x), np::sum(x)); };
   CHECK_THROWS_WITH(grad(two)(array({1.f})), Catch::Contains("2 Array leaves"));
-  auto integer = [](const Array& x) { return np::sum(x); };
-  CHECK_THROWS_WITH(grad(integer)(array({1, 2})), Catch::Contains("i32[]"));
+  auto integer = [](const Array& x) { return np::sum(x).astype(DType::i32); };
+  CHECK_THROWS_AS(grad(integer)(array({1.f, 2.f})), TypeError);
+  CHECK_THROWS_WITH(grad(integer)(array({1.f, 2.f})),
+                    "grad requires real-valued outputs (output dtype that is a sub-dtype of "
+                    "np.floating), but got int32. For differentiation of functions with integer "
+                    "outputs, use vjp directly.");
+  auto boolean = [](const Array& x) { return np::sum(x) > 0.0; };
+  CHECK_THROWS_WITH(value_and_grad(boolean)(array({1.f})),
+                    Catch::StartsWith("value_and_grad requires real-valued outputs") &&
+                        Catch::Contains("but got bool."));
+}
+
+TEST_CASE("grad rejects integer and bool arguments unless allow_int, as JAX") {
+  auto scaled = [](const Array& x, const Array& n) { return np::sum(x * n.astype(DType::f32)); };
+  Array x = array({1.f, 2.f}), n = array({3, 4});
+  const std::string jax_message =
+      "grad requires real- or complex-valued inputs (input dtype that is a sub-dtype of "
+      "np.inexact), but got int32. If you want to use Boolean- or integer-valued inputs, use vjp "
+      "or set allow_int to True.";
+  CHECK_THROWS_AS(grad(scaled, argnums<1>)(x, n), TypeError);
+  CHECK_THROWS_WITH(grad(scaled, argnums<1>)(x, n), jax_message);
+  CHECK_THROWS_WITH(grad(scaled, std::vector<int>{0, 1})(x, n), jax_message);
+  CHECK_THROWS_WITH(grad(scaled, argnums<0, 1>)(x, array({true, false})),
+                    Catch::Contains("but got bool."));
+  // A C++ integer is a weak i32 (JAX's Python int): grad(f)(1) is the same TypeError.
+  auto square = [](const Array& v) { return v * v; };
+  CHECK_THROWS_WITH(grad(square)(1), jax_message);
+  CHECK(grad(square)(1.5).item() == 3.0);
+  // Not selected: an integer argument is a constant, as before.
+  CHECK(values(grad(scaled, argnums<0>)(x, n)) == std::vector<double>{3.0, 4.0});
+  // allow_int (in any order with has_aux): the integer argument's gradient is zeros of its own
+  // dtype and shape (JAX's are float0).
+  auto [gx, gn] = grad(scaled, argnums<0, 1>, allow_int)(x, n);
+  CHECK(values(gx) == std::vector<double>{3.0, 4.0});
+  CHECK(gn.aval().str_short() == "i32[2]");
+  CHECK(values(gn) == std::vector<double>{0.0, 0.0});
+  auto with_aux = [&](const Array& v, const Array& k) { return std::make_pair(scaled(v, k), k); };
+  auto [value, grads] = value_and_grad(with_aux, argnums<1>, allow_int, has_aux)(x, n);
+  CHECK(value.first.item() == 11.0);
+  CHECK(values(grads) == std::vector<double>{0.0, 0.0});
+  std::vector<Array> g_list = grad(scaled, std::vector<int>{1}, allow_int)(n, n);
+  REQUIRE(g_list.size() == 1);
+  CHECK(g_list[0].dtype() == DType::i32);
 }
 
 TEST_CASE("gradients of pytree arguments have the arguments' structure") {

@@ -74,6 +74,38 @@ TEST_CASE("values of tracers and abstract arrays cannot be read") {
   CHECK(spec.to_string() == "ShapeDtype(f32[2])");
 }
 
+TEST_CASE("a C++ if on a traced value names the caller, the op that made it and what to use") {
+  // An Array does not convert to bool (`if (x > 0.0)` does not compile); reading its value does,
+  // and fails while tracing.
+  auto relu = [](const Array& x) {
+    Array positive = x > 0.0;
+    if (positive.item<bool>()) return x;
+    return -x;
+  };
+  const int at = __LINE__ - 3;
+  std::string msg = message_of([&] { make_jaxpr(relu)(f32({})); });
+  INFO(msg);
+  CHECK(msg.rfind("tests/compiler/errors_test.cc:" + std::to_string(at) + ":", 0) == 0);
+  CHECK(msg.find(": cannot read the value of a traced Array (bool[]) (in make_jaxpr or a "
+                 "transformation); it is the output of gt at tests/compiler/errors_test.cc:" +
+                 std::to_string(at - 1) + ":") != std::string::npos);
+  CHECK(msg.find("(errors_test.cc") == std::string::npos);  // positions, not bare file names
+  CHECK(msg.find("choose between values with np::where or cjax::cond") != std::string::npos);
+  CHECK_THROWS_AS(make_jaxpr(relu)(f32({})), TypeError);
+  // A traced argument; to_vector too; under grad as under make_jaxpr.
+  auto peek = [](const Array& x) { return x.to_vector<float>()[0] > 0 ? x : -x; };
+  const int peek_at = __LINE__ - 1;
+  msg = message_of([&] { make_jaxpr(peek)(f32({2})); });
+  CHECK(msg.rfind("tests/compiler/errors_test.cc:" + std::to_string(peek_at) + ":", 0) == 0);
+  CHECK(msg.find("it is an argument of the traced function") != std::string::npos);
+  auto scalar_peek = [](const Array& x) { return x.item() > 0 ? np::sin(x) : x; };
+  msg = message_of([&] { grad(scalar_peek)(Array(1.0)); });
+  CHECK(msg.find("cannot read the value of a traced Array (f32[])") != std::string::npos);
+  // np::where says the same without leaving the trace.
+  auto relu_where = [](const Array& x) { return np::where(x > 0.0, x, -x); };
+  CHECK_NOTHROW(make_jaxpr(relu_where)(f32({})));
+}
+
 TEST_CASE("a tracer used after its trace ended is an escaped tracer") {
   Array leaked;
   auto keep = [&](const Array& x) {

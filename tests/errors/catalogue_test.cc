@@ -135,8 +135,8 @@ TEST_CASE("errors: an unknown primitive in a pass names the primitive and the pa
     CHECK(r.code == 1);
     CHECK(r.err == "cjax: <stdin>: jvp: no differentiation rule for 'my_op' (from unknown)\n");
   }
-  // No tangent needed (integers): the back end (or the interpreter) is the first to meet it.
-  auto r = run_cli("grad -", "{ lambda ; a:i32[3]. let b:i32[3] = my_op[k=1] a in (b,) }");
+  // Not differentiated: the back end (or the interpreter) is the first to meet it.
+  auto r = run_cli("run -", "{ lambda ; a:i32[3]. let b:i32[3] = my_op[k=1] a in (b,) }");
   CHECK(r.code == 1);
   CHECK(has(r.err, "cjax: <stdin>: "));
   CHECK((has(r.err, "'my_op'") || has(r.err, " my_op: ")));
@@ -155,10 +155,28 @@ TEST_CASE("errors: a non-differentiable op or value") {
   auto r = run_cli("grad -", text);
   CHECK(r.code == 1);
   CHECK(r.err == "cjax: <stdin>: jvp: no differentiation rule for 'psum' (from unknown)\n");
-  // grad of a function whose output is not a float scalar.
-  auto sum = [](const Array& a) { return np::sum(a); };
-  CHECK(thrown<TypeError>([&] { grad(sum)(np::zeros({3}, DType::i32)); }) ==
-        "grad requires real-valued (floating point) outputs, but the output is i32[]");
+  // grad of a function whose output is not a float scalar: JAX's TypeError.
+  const std::string int_output =
+      "grad requires real-valued outputs (output dtype that is a sub-dtype of np.floating), but "
+      "got int32. For differentiation of functions with integer outputs, use vjp directly.";
+  auto to_int = [](const Array& a) { return np::sum(a).astype(DType::i32); };
+  CHECK(thrown<TypeError>([&] { grad(to_int)(np::zeros({3})); }) == int_output);
+  r = run_cli("grad -",
+              "{ lambda ; a:i32[3]. let b:i32[] = reduce_sum[axes=(0,) out_sharding=None] a in "
+              "(b,) }");
+  CHECK(r.code == 1);
+  CHECK(r.err == "cjax: <stdin>: " + int_output + "\n");
+  // grad with respect to an integer argument: JAX's TypeError, unless allow_int.
+  const std::string int_input =
+      "grad requires real- or complex-valued inputs (input dtype that is a sub-dtype of "
+      "np.inexact), but got int32. If you want to use Boolean- or integer-valued inputs, use vjp "
+      "or set allow_int to True.";
+  auto sum = [](const Array& a) { return np::sum(a.astype(DType::f32)); };
+  CHECK(thrown<TypeError>([&] { grad(sum)(np::zeros({3}, DType::i32)); }) == int_input);
+  CHECK(grad(sum, cjax::allow_int)(np::zeros({3}, DType::i32)).dtype() == DType::i32);
+  r = run_cli("grad - --wrt a", "{ lambda ; a:i32[3] x:f32[]. let b:f32[] = mul x x in (b,) }");
+  CHECK(r.code == 1);
+  CHECK(r.err == "cjax: <stdin>: argument a: " + int_input + " (cjax grad --allow-int)\n");
   auto sin = [](const Array& a) { return np::sin(a); };
   CHECK(has(thrown<TypeError>([&] { grad(sin)(np::zeros({3})); }),
             "grad: gradient only defined for scalar-output functions, but the output has shape "
@@ -170,7 +188,7 @@ TEST_CASE("errors: an unknown policy, example or file name is a usage error") {
   CHECK(has(msg, "unknown policy 'bogus'; valid policies: everything_saveable, nothing_saveable"));
   auto r = run_cli("residuals --example tutorial/f --policy bogus");
   CHECK(r.code == 2);
-  CHECK(has(r.err, "cjax: example tutorial/f: unknown policy 'bogus'; valid policies: "));
+  CHECK(has(r.err, "cjax: residuals: unknown policy 'bogus'; valid policies: "));
   check_one_line(r);
   r = run_cli("jaxpr --example no/such");
   CHECK(r.code == 2);
@@ -182,9 +200,64 @@ TEST_CASE("errors: an unknown policy, example or file name is a usage error") {
   r = run_cli("grad --example tutorial/f --inputs 1,2");
   CHECK(r.code == 2);
   CHECK(r.err == "cjax: example tutorial/f: --inputs gives 2 values for 4 arguments\n");
-  // Unknown options and subcommands (CLI11's own message, then a hint line).
-  CHECK(run_cli("grad --example tutorial/f --bogus").code == 2);
-  CHECK(run_cli("bogus").code == 2);
+}
+
+TEST_CASE("errors: unknown commands and options name the real problem") {
+  auto r = run_cli("grad --example tutorial/f --bogus");
+  CHECK(r.code == 2);
+  CHECK(r.err == "cjax: grad: unknown option --bogus (see cjax grad --help)\n");
+  check_one_line(r);
+  r = run_cli("run --example tutorial/f --wrt W1");
+  CHECK(r.code == 2);
+  CHECK(r.err ==
+        "cjax: run: unknown option --wrt: it is an option of grad, bench (see cjax run --help)\n");
+  r = run_cli("bogus");
+  CHECK(r.code == 2);
+  CHECK(has(r.err, "cjax: unknown command 'bogus'; the commands are examples, jaxpr, "));
+  check_one_line(r);
+  r = run_cli("lower -e tutorial/f --emit");
+  CHECK(r.code == 2);
+  CHECK(r.err == "cjax: lower: --emit needs a value\n");
+}
+
+TEST_CASE("errors: bad option values are usage errors") {
+  const std::string seeds = "a seed is an integer from 0 to 18446744073709551615 (2^64-1)";
+  auto r = run_cli("grad --example tutorial/f --seed -1");
+  CHECK(r.code == 2);
+  CHECK(r.err == "cjax: grad: --seed -1: " + seeds + "\n");
+  r = run_cli("run --example tutorial/f --seed 99999999999999999999999");
+  CHECK(r.code == 2);
+  CHECK(r.err == "cjax: run: --seed 99999999999999999999999: " + seeds + "\n");
+  r = run_cli("residuals --example tutorial/f --budget ''");
+  CHECK(r.code == 2);
+  CHECK(r.err == "cjax: residuals: --budget: the value is empty\n");
+  r = run_cli("run --example tutorial/sin_sin --inputs 1 --seed 0");
+  CHECK(r.code == 2);
+  CHECK(r.err == "cjax: run: --inputs and --seed both choose the inputs: give one of them\n");
+}
+
+TEST_CASE("errors: a name policy without its names, or with names the program lacks, warns") {
+  auto r = run_cli("residuals --example tutorial/f4 --policy save_only_these_names --names a,x");
+  CHECK(r.code == 0);  // a warning: the policy is valid, it just selects less than meant
+  CHECK(r.err ==
+        "cjax: example tutorial/f4: warning: --names: no value is named 'x', so the policy selects "
+        "nothing by that name; the program's names are a, b, c\n");
+}
+
+TEST_CASE("errors: a C++ if on a traced value names the caller and the op that made the value") {
+  auto f = [](const Array& x) {
+    Array y = np::sin(x);
+    return y.item() > 0 ? y : -y;
+  };
+  const int at = __LINE__ - 2;
+  std::string msg = thrown<TypeError>([&] { make_jaxpr(f)(np::zeros({})); });
+  INFO(msg);
+  CHECK(msg.rfind("tests/errors/catalogue_test.cc:" + std::to_string(at) + ":", 0) == 0);
+  CHECK(has(msg,
+            "cannot read the value of a traced Array (f32[]) (in make_jaxpr or a "
+            "transformation); it is the output of sin at tests/errors/catalogue_test.cc:" +
+                std::to_string(at - 1) + ":"));
+  CHECK(has(msg, "np::where or cjax::cond"));
 }
 
 TEST_CASE("errors: overlapping offload names") {
@@ -198,7 +271,7 @@ TEST_CASE("errors: overlapping offload names") {
       "--offload-names a,b");
   CHECK(r.code == 2);
   CHECK(r.err ==
-        "cjax: example tutorial/f4: save_and_offload_only_these_names: names in both the saved "
+        "cjax: residuals: save_and_offload_only_these_names: names in both the saved "
         "and the offloaded sets: a\n");
 }
 

@@ -5,9 +5,11 @@
 #include <nlohmann/json.hpp>
 
 #include "compiler/array.h"
+#include "compiler/autodiff_core.h"
 #include "examples/registry.h"
 #include "ir/errors.h"
 #include "ir/print/printer.h"
+#include "passes/dce.h"
 #include "passes/fwd_bwd_table.h"
 #include "passes/memory/budget.h"
 #include "passes/policies.h"
@@ -18,6 +20,7 @@
 #include "runtime/interpreter.h"
 #include "tools/cjax/backend_commands.h"
 #include "tools/cjax/exit_codes.h"
+#include "tools/cjax/name_checks.h"
 #include "tools/cjax/source.h"
 #include "tools/cjax/terminal.h"
 
@@ -32,7 +35,15 @@ std::string human_bytes(size_t n) {
 
 }  // namespace
 
-PreparedProgram prepare_program(const AutodiffOptions& o) {
+void check_autodiff_options(const AutodiffOptions& o) {
+  if (!o.policy.empty() && !o.budget.empty())
+    throw UsageError("--policy and --budget both choose what to save: give one");
+  if (!o.policy.empty()) policies::by_name(o.policy, o.names, o.offload_names);
+  if (!o.budget.empty()) memory::parse_bytes(o.budget);
+}
+
+PreparedProgram prepare_program(const AutodiffOptions& o, std::ostream& err) {
+  check_autodiff_options(o);
   PreparedProgram p{load_jaxpr(o.src), o.arg_names};
   if (p.arg_names.empty()) {
     if (p.jaxpr.debug && !p.jaxpr.debug->arg_names.empty())
@@ -43,8 +54,7 @@ PreparedProgram prepare_program(const AutodiffOptions& o) {
   if (p.arg_names.size() != p.jaxpr.invars.size())
     throw UsageError(fmt::format("--arg-names gives {} names for {} arguments", p.arg_names.size(),
                                  p.jaxpr.invars.size()));
-  if (!o.policy.empty() && !o.budget.empty())
-    throw UsageError("--policy and --budget both choose what to save: give one");
+  warn_about_names(describe(o.src), p.jaxpr, o.policy, o.names, o.offload_names, err);
   if (!o.policy.empty())
     p.jaxpr = checkpoint_jaxpr(p.jaxpr, policies::by_name(o.policy, o.names, o.offload_names));
   if (!o.budget.empty())
@@ -55,7 +65,7 @@ PreparedProgram prepare_program(const AutodiffOptions& o) {
 int print_residuals(const AutodiffOptions& opts, bool bytes, bool json, std::ostream& out,
                     std::ostream& err) {
   return guarded(err, describe(opts.src), [&] {
-    PreparedProgram p = prepare_program(opts);
+    PreparedProgram p = prepare_program(opts, err);
     VjpResult r = vjp_jaxpr(p.jaxpr);
     std::vector<SavedResidual> res = saved_residuals(r.fwd, r.num_residuals, p.arg_names);
     size_t total = 0;
@@ -100,7 +110,7 @@ VjpResult as_compiled(const VjpResult& r) {
 int print_fwd_bwd(const AutodiffOptions& opts, const std::string& layout, const std::string& only,
                   bool compiled, std::ostream& out, std::ostream& err) {
   return guarded(err, describe(opts.src), [&] {
-    PreparedProgram p = prepare_program(opts);
+    PreparedProgram p = prepare_program(opts, err);
     VjpResult r = vjp_jaxpr(p.jaxpr);
     if (compiled) r = as_compiled(r);
     std::string fwd = to_string(r.fwd), bwd = to_string(r.bwd);
@@ -121,13 +131,65 @@ int print_fwd_bwd(const AutodiffOptions& opts, const std::string& layout, const 
   });
 }
 
-int print_grad(const AutodiffOptions& opts, const InputOptions& inputs, const std::string& out_dir,
-               const std::string& backend, std::ostream& out, std::ostream& err) {
+namespace {
+
+// Which arguments `cjax grad` differentiates (see GradOptions), after JAX's dtype checks; `note`
+// gets the line that says which integer arguments were left out, if any.
+std::vector<bool> grad_arguments(const PreparedProgram& p, const GradOptions& g,
+                                 std::string& note) {
+  const size_t n = p.jaxpr.invars.size();
+  auto dtype = [&](size_t i) { return p.jaxpr.invars[i].aval().dtype; };
+  auto check = [&](size_t i) {
+    try {
+      check_grad_input_dtype("grad", dtype(i), g.allow_int);
+    } catch (const TypeError& e) {
+      throw TypeError(
+          fmt::format("argument {}: {} (cjax grad --allow-int)", p.arg_names[i], e.what()));
+    }
+  };
+  std::vector<bool> wrt(n, false);
+  for (const std::string& name : g.wrt) {
+    auto it = std::find(p.arg_names.begin(), p.arg_names.end(), name);
+    if (it == p.arg_names.end())
+      throw UsageError(fmt::format("--wrt: no argument named '{}' (the arguments are {})", name,
+                                   fmt::join(p.arg_names, ", ")));
+    size_t i = static_cast<size_t>(it - p.arg_names.begin());
+    check(i);
+    wrt[i] = true;
+  }
+  if (!g.wrt.empty()) return wrt;
+  std::vector<std::string> left_out;
+  for (size_t i = 0; i < n; ++i) {
+    wrt[i] = g.allow_int || is_floating(dtype(i));
+    if (!wrt[i]) left_out.push_back(p.arg_names[i]);
+  }
+  if (std::find(wrt.begin(), wrt.end(), true) == wrt.end()) {
+    if (n == 0) throw TypeError("grad: the program has no arguments to differentiate");
+    check(0);  // no floating-point argument: JAX's TypeError for the first
+  }
+  if (!left_out.empty())
+    note = fmt::format(
+        "(gradients with respect to the floating-point arguments; not differentiated: {} "
+        "(integers); --wrt and --allow-int choose)\n",
+        fmt::join(left_out, ", "));
+  return wrt;
+}
+
+}  // namespace
+
+int print_grad(const AutodiffOptions& opts, const GradOptions& grad, const InputOptions& inputs,
+               const std::string& out_dir, const std::string& backend, std::ostream& out,
+               std::ostream& err) {
   return guarded(err, describe(opts.src), [&] {
-    PreparedProgram p = prepare_program(opts);
+    PreparedProgram p = prepare_program(opts, err);
+    // JAX's checks first: grad of sum(outputs) needs floating-point outputs.
+    for (const Atom& o : p.jaxpr.outvars) check_grad_output_dtype("grad", o.aval().dtype);
+    std::string note;
+    const std::vector<bool> wrt = grad_arguments(p, grad, note);
     std::vector<runtime::Buffer> args =
         make_inputs(p.jaxpr, p.arg_names, inputs, default_inputs(opts.src));
     VjpResult r = vjp_jaxpr(p.jaxpr);
+    r.bwd = dce(r.bwd, wrt).jaxpr;  // the gradients nobody asked for are never computed
     const Evaluator evaluator = parse_evaluator(backend);
     if (evaluator == Evaluator::cpu) r = as_compiled(r);  // as grad runs it
     const std::string where = describe(opts.src);
@@ -139,12 +201,16 @@ int print_grad(const AutodiffOptions& opts, const InputOptions& inputs, const st
                                         fwd.end());
     for (const Atom& o : p.jaxpr.outvars) bwd_in.push_back(runtime::Buffer::full(o.aval(), 1.0));
     std::vector<runtime::Buffer> grads = evaluate(r.bwd, bwd_in, evaluator, where + " (backward)");
+    std::vector<std::string> grad_names;  // the differentiated arguments, in order
+    for (size_t i = 0; i < wrt.size(); ++i)
+      if (wrt[i]) grad_names.push_back(p.arg_names[i]);
     for (size_t i = 0; i < n_out; ++i)
       out << (n_out == 1 ? std::string("value") : fmt::format("value[{}]", i)) << ": "
           << Array::from_buffer(fwd[i]).to_string() << "\n";
     if (!scalar) out << "(the output is not a scalar: gradients are of the sum of its elements)\n";
+    out << note;
     for (size_t i = 0; i < grads.size(); ++i)
-      out << "grad " << p.arg_names[i] << ": " << Array::from_buffer(grads[i]).to_string() << "\n";
+      out << "grad " << grad_names[i] << ": " << Array::from_buffer(grads[i]).to_string() << "\n";
     if (!out_dir.empty()) {
       std::vector<std::string> names;
       std::vector<runtime::Buffer> values(fwd.begin(),
@@ -152,7 +218,7 @@ int print_grad(const AutodiffOptions& opts, const InputOptions& inputs, const st
       for (size_t i = 0; i < n_out; ++i)
         names.push_back(n_out == 1 ? "value" : fmt::format("value_{}", i));
       for (size_t i = 0; i < grads.size(); ++i) {
-        names.push_back("grad_" + p.arg_names[i]);
+        names.push_back("grad_" + grad_names[i]);
         values.push_back(grads[i]);
       }
       for (const std::string& path : write_npy_files(out_dir, names, values))

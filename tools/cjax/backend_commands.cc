@@ -52,25 +52,30 @@ std::vector<runtime::Buffer> evaluate(const Jaxpr& jaxpr, std::span<const runtim
   return lower::compile(jaxpr, where)->run(args);
 }
 
+void check_lower_options(const std::string& target, const std::string& emit) {
+  if (target == "cuda") {
+    if (emit != "mlir" && emit != "ptx")
+      throw UsageError(fmt::format("--target cuda emits mlir or ptx, not '{}'", emit));
+  } else if (emit != "mlir" && emit != "lowered" && emit != "llvm") {
+    throw UsageError(
+        fmt::format("--emit {}{}; the cpu target emits mlir, lowered or llvm", emit,
+                    emit == "ptx" ? " needs --target cuda" : " is not an output of cjax lower"));
+  }
+}
+
 int print_lowered(const Source& src, const std::string& target, const std::string& emit,
                   std::ostream& out, std::ostream& err) {
   return guarded(err, describe(src), [&] {
+    check_lower_options(target, emit);
     if (target == "cuda") {
-      if (emit != "mlir" && emit != "ptx")
-        throw UsageError(fmt::format("--target cuda emits mlir or ptx, not '{}'", emit));
       out << lower::lower_to_gpu_text(load_jaxpr(src),
                                       emit == "ptx" ? lower::GpuStage::ptx : lower::GpuStage::mlir,
                                       describe(src));
       return kOk;
     }
-    lower::Stage stage =
-        emit == "mlir"      ? lower::Stage::mlir
-        : emit == "lowered" ? lower::Stage::lowered
-        : emit == "llvm"    ? lower::Stage::llvm
-                            : throw UsageError(fmt::format(
-                                  "--emit {} needs --target cuda; the cpu target emits mlir, lowered "
-                                     "or llvm",
-                                  emit));
+    lower::Stage stage = emit == "mlir"      ? lower::Stage::mlir
+                         : emit == "lowered" ? lower::Stage::lowered
+                                             : lower::Stage::llvm;
     out << lower::lower_to_text(load_jaxpr(src), stage, describe(src));
     return kOk;
   });
@@ -79,7 +84,7 @@ int print_lowered(const Source& src, const std::string& target, const std::strin
 int print_bench(const AutodiffOptions& opts, const BenchOptions& bench, std::ostream& out,
                 std::ostream& err) {
   return guarded(err, describe(opts.src), [&] {
-    PreparedProgram p = prepare_program(opts);
+    PreparedProgram p = prepare_program(opts, err);
     std::vector<runtime::Buffer> inputs = default_inputs(opts.src);
     if (inputs.empty())
       for (const ShapedArray& a : p.jaxpr.in_avals())

@@ -21,6 +21,9 @@ Evaluator parse_evaluator(const std::string& name);  // "cpu" | "interpreter"; e
 std::vector<runtime::Buffer> evaluate(const Jaxpr& jaxpr, std::span<const runtime::Buffer> args,
                                       Evaluator evaluator, const std::string& where);
 
+// The --target and --emit pair (cjax::UsageError for one the target does not emit); checked
+// before the program is loaded.
+void check_lower_options(const std::string& target, const std::string& emit);
 // target "cpu": emit "mlir" (as lowered: tensors and linalg), "lowered" (the LLVM dialect) or
 // "llvm" (IR). target "cuda": emit "mlir" (kernels outlined, in the NVVM dialect) or "ptx".
 int print_lowered(const Source& src, const std::string& target, const std::string& emit,

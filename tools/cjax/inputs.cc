@@ -19,28 +19,46 @@ bool ends_with(const std::string& s, std::string_view suffix) {
          s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-// Values in [-1, 1) for floats, [-10, 10) for signed and [0, 10) for unsigned integers, random
-// bools; a different stream per argument.
-runtime::Buffer random_array(const ShapedArray& aval, uint64_t seed, size_t arg) {
+// The largest value of an integer dtype.
+double max_value(DType t) {
+  int bits = static_cast<int>(itemsize(t) * 8) - (is_unsigned_integer(t) ? 0 : 1);
+  return std::ldexp(1.0, bits) - 1.0;
+}
+
+// Values in [-1, 1) for floats, [0, int_high) for integers, random bools; a different stream per
+// argument.
+runtime::Buffer random_array(const ShapedArray& aval, uint64_t seed, size_t arg, int64_t int_high,
+                             const std::string& name) {
+  if (is_integer(aval.dtype) && static_cast<double>(int_high - 1) > max_value(aval.dtype))
+    throw UsageError(fmt::format("--int-high {}: argument {} is {}, whose largest value is {:.0f}",
+                                 int_high, name, aval.str_short(), max_value(aval.dtype)));
   ShapedArray f64(DType::f64, aval.shape);
   std::vector<double> data(static_cast<size_t>(aval.size()));
   uint64_t state = (seed + 1) * 0x9E3779B97F4A7C15ull + arg * 0xD1B54A32D192ED03ull;
-  double scale = is_floating(aval.dtype) ? 1.0 : 10.0;
   for (double& v : data) {
     state = state * 6364136223846793005ull + 1442695040888963407ull;
     double u = (state >> 11) * 0x1.0p-53;  // [0, 1)
     if (aval.dtype == DType::bool_)
       v = u < 0.5 ? 0.0 : 1.0;
-    else if (is_unsigned_integer(aval.dtype))
-      v = std::floor(u * scale);
     else if (is_integer(aval.dtype))
-      v = std::floor((u * 2.0 - 1.0) * scale);
+      v = std::floor(u * static_cast<double>(int_high));
     else
       v = u * 2.0 - 1.0;
   }
   runtime::Buffer b = runtime::Buffer::from_data<double>(f64, data);
   if (aval.dtype == DType::f64) return b;
   return Array::from_buffer(b).astype(aval.dtype).buffer();
+}
+
+// A whole decimal number without sign, as from_chars reads it; nullopt when `text` is not one or
+// does not fit.
+template <class T>
+std::optional<T> read_unsigned(const std::string& text) {
+  T v{};
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, v);
+  if (text.empty() || text[0] == '-' || ec != std::errc() || ptr != end) return std::nullopt;
+  return v;
 }
 
 runtime::Buffer input_item(const std::string& item, const ShapedArray& aval,
@@ -67,6 +85,30 @@ runtime::Buffer input_item(const std::string& item, const ShapedArray& aval,
 
 }  // namespace
 
+InputOptions input_options(const InputArgs& args) {
+  InputOptions o;
+  o.items = args.items;
+  if (args.seed) {
+    if (!args.items.empty())
+      throw UsageError("--inputs and --seed both choose the inputs: give one of them");
+    o.seed = read_unsigned<uint64_t>(*args.seed);
+    if (!o.seed)
+      throw UsageError(fmt::format(
+          "--seed {}: a seed is an integer from 0 to 18446744073709551615 (2^64-1)", *args.seed));
+  }
+  if (args.int_high) {
+    if (!args.seed) throw UsageError("--int-high sets the range of --seed's integers: give --seed");
+    std::optional<int64_t> high = read_unsigned<int64_t>(*args.int_high);
+    if (!high || *high < 1 || *high > (int64_t{1} << 31))
+      throw UsageError(fmt::format(
+          "--int-high {}: give an integer from 1 to 2147483648 (2^31); seeded integers are drawn "
+          "from [0, N)",
+          *args.int_high));
+    o.int_high = *high;
+  }
+  return o;
+}
+
 std::vector<runtime::Buffer> make_inputs(const Jaxpr& jaxpr,
                                          const std::vector<std::string>& arg_names,
                                          const InputOptions& opts,
@@ -82,7 +124,7 @@ std::vector<runtime::Buffer> make_inputs(const Jaxpr& jaxpr,
       args.push_back(input_item(opts.items[i], jaxpr.invars[i].aval(), name(i)));
   } else if (opts.seed) {
     for (size_t i = 0; i < n; ++i)
-      args.push_back(random_array(jaxpr.invars[i].aval(), *opts.seed, i));
+      args.push_back(random_array(jaxpr.invars[i].aval(), *opts.seed, i, opts.int_high, name(i)));
   } else if (!defaults.empty()) {
     args = std::move(defaults);
   } else {

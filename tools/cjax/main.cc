@@ -1,23 +1,30 @@
 // The cjax command-line tool. Only argument parsing lives here (CLI11 is slow to compile, so it
 // stays in this one file); the subcommands are in commands.cc, autodiff_commands.cc,
 // run_command.cc and backend_commands.cc. Each add_*_command function declares one subcommand and
-// returns what runs it.
+// returns what runs it. Every usage error reads `cjax: <command>: <message>` (exit code 2): the
+// command line is checked for unknown commands and options first (usage.h), CLI11's other errors
+// are reworded, and the runners check the option values before they run the command.
+#include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
 #include <functional>
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 
 #include "cjax/version.h"
+#include "ir/errors.h"
 #include "tools/cjax/autodiff_commands.h"
 #include "tools/cjax/backend_commands.h"
 #include "tools/cjax/commands.h"
 #include "tools/cjax/error_report.h"
 #include "tools/cjax/exit_codes.h"
+#include "tools/cjax/inputs.h"
 #include "tools/cjax/memory_command.h"
 #include "tools/cjax/run_command.h"
 #include "tools/cjax/source.h"
+#include "tools/cjax/usage.h"
 
 namespace {
 
@@ -30,29 +37,31 @@ CLI::App* add_command(CLI::App& app, const char* name, const char* what, const c
   return cmd;
 }
 
-// Where the program comes from: --example NAME | --plugin LIB --function NAME | FILE.
+// A comma-separated list; one argument per occurrence, so `--inputs 1,2 prog.jaxpr` leaves the
+// FILE alone.
+CLI::Option* add_list(CLI::App* cmd, const char* name, std::vector<std::string>& values,
+                      const char* what) {
+  return cmd->add_option(name, values, what)->delimiter(',')->allow_extra_args(false);
+}
+
+// Where the program comes from: --example NAME | --plugin LIB --function NAME | FILE. Exactly
+// one (check_source, run before the command).
 void add_source_options(CLI::App* cmd, Source& src) {
-  auto* ex =
-      cmd->add_option("--example,-e", src.example, "a built-in example (see `cjax examples`)");
-  auto* plugin =
-      cmd->add_option("--plugin,-p", src.plugin,
-                      "a shared library of your functions (see docs/getting-started.md)");
-  cmd->add_option("--function,-f", src.function, "the plugin's function to use")->needs(plugin);
-  auto* file = cmd->add_option("file", src.file, "a jaxpr file, text or JSON (- for stdin)");
-  ex->excludes(file)->excludes(plugin);
-  plugin->excludes(file);
+  cmd->add_option("--example,-e", src.example, "a built-in example (see `cjax examples`)");
+  cmd->add_option("--plugin,-p", src.plugin,
+                  "a shared library of your functions (see docs/getting-started.md)");
+  cmd->add_option("--function,-f", src.function, "the plugin's function to use (with --plugin)");
+  cmd->add_option("file", src.file, "a jaxpr file, text or JSON (- for stdin)");
 }
 
 void add_autodiff_options(CLI::App* cmd, AutodiffOptions& o) {
   add_source_options(cmd, o.src);
-  cmd->add_option("--arg-names", o.arg_names, "names of the arguments, e.g. W1,W2,W3,x")
-      ->delimiter(',');
+  add_list(cmd, "--arg-names", o.arg_names, "names of the arguments, e.g. W1,W2,W3,x");
   cmd->add_option("--policy", o.policy,
                   "wrap the whole function in checkpoint with this policy (e.g. "
                   "dots_with_no_batch_dims_saveable)");
-  cmd->add_option("--names", o.names, "names for the name policies, e.g. a,b")->delimiter(',');
-  cmd->add_option("--offload-names", o.offload_names, "names the offload policies move to the host")
-      ->delimiter(',');
+  add_list(cmd, "--names", o.names, "names for the name policies, e.g. a,b (see checkpoint_name)");
+  add_list(cmd, "--offload-names", o.offload_names, "names the offload policies move to the host");
   cmd->add_option("--budget", o.budget,
                   "checkpoint with memory_budget: save what fits this peak, e.g. 24MiB "
                   "(docs/auto-remat.md)");
@@ -64,11 +73,17 @@ void add_backend_option(CLI::App* cmd, std::string& backend) {
       ->check(CLI::IsMember({"cpu", "interpreter"}));
 }
 
-void add_input_options(CLI::App* cmd, InputOptions& in, std::string& out_dir) {
-  cmd->add_option("--inputs", in.items,
-                  "one per argument: a number (an array filled with it) or a .npy file")
-      ->delimiter(',');
-  cmd->add_option("--seed", in.seed, "random inputs from this seed (floats in [-1, 1))");
+void add_input_options(CLI::App* cmd, InputArgs& in, std::string& out_dir) {
+  add_list(cmd, "--inputs", in.items,
+           "one per argument: a number (an array filled with it) or a .npy file");
+  cmd->add_option("--seed", in.seed,
+                  "random inputs from this seed, 0 to 2^64-1: floats in [-1, 1), integers in "
+                  "[0, --int-high)")
+      ->type_name("N");
+  cmd->add_option("--int-high", in.int_high,
+                  "with --seed: integers are drawn from [0, N), e.g. token ids below a vocabulary "
+                  "size (default 10)")
+      ->type_name("N");
   cmd->add_option("--out,-o", out_dir, "also write the results as .npy files into this directory");
 }
 
@@ -96,7 +111,10 @@ Runner add_jaxpr_command(CLI::App& app) {
   cmd->add_option("--color", s->style.color,
                   "colour the jaxpr: auto (on a terminal), always, never")
       ->check(CLI::IsMember({"auto", "always", "never"}));
-  return [s] { return print_jaxpr(s->src, s->json, s->style, std::cout, std::cerr); };
+  return [s] {
+    check_source(s->src);
+    return print_jaxpr(s->src, s->json, s->style, std::cout, std::cerr);
+  };
 }
 
 Runner add_residuals_command(CLI::App& app) {
@@ -110,7 +128,11 @@ Runner add_residuals_command(CLI::App& app) {
   add_autodiff_options(cmd, s->opts);
   cmd->add_flag("--bytes", s->bytes, "append each residual's size and a total");
   cmd->add_flag("--json", s->json, "print the residuals as JSON");
-  return [s] { return print_residuals(s->opts, s->bytes, s->json, std::cout, std::cerr); };
+  return [s] {
+    check_source(s->opts.src);
+    check_autodiff_options(s->opts);
+    return print_residuals(s->opts, s->bytes, s->json, std::cout, std::cerr);
+  };
 }
 
 Runner add_fwd_bwd_command(CLI::App& app) {
@@ -131,35 +153,58 @@ Runner add_fwd_bwd_command(CLI::App& app) {
   cmd->add_flag("--compiled", s->compiled,
                 "the programs as compiled code runs them: residuals that are elementwise "
                 "functions of others recomputed in the backward program (docs/backend.md)");
-  return
-      [s] { return print_fwd_bwd(s->opts, s->layout, s->only, s->compiled, std::cout, std::cerr); };
+  return [s] {
+    check_source(s->opts.src);
+    check_autodiff_options(s->opts);
+    return print_fwd_bwd(s->opts, s->layout, s->only, s->compiled, std::cout, std::cerr);
+  };
 }
 
 Runner add_grad_command(CLI::App& app) {
   struct State {
     AutodiffOptions opts;
-    InputOptions inputs;
+    GradOptions grad;
+    InputArgs inputs;
     std::string out_dir;
     std::string backend = "cpu";
   };
   auto s = std::make_shared<State>();
-  auto* cmd = add_command(app, "grad", "the value and the gradient with respect to every argument",
+  auto* cmd = add_command(app, "grad",
+                          "the value and the gradient with respect to the floating-point "
+                          "arguments, or those --wrt names",
                           "cjax grad --example tutorial/f --inputs W1.npy,W2.npy,W3.npy,1 -o out");
   add_autodiff_options(cmd, s->opts);
+  add_list(cmd, "--wrt", s->grad.wrt,
+           "differentiate only these arguments, e.g. W1,W2 (default: every floating-point one)");
+  cmd->add_flag("--allow-int", s->grad.allow_int,
+                "integer and bool arguments may be differentiated too (their gradients are zeros), "
+                "as JAX's allow_int");
   add_input_options(cmd, s->inputs, s->out_dir);
   add_backend_option(cmd, s->backend);
-  return
-      [s] { return print_grad(s->opts, s->inputs, s->out_dir, s->backend, std::cout, std::cerr); };
+  return [s] {
+    check_source(s->opts.src);
+    check_autodiff_options(s->opts);
+    InputOptions inputs = input_options(s->inputs);
+    return print_grad(s->opts, s->grad, inputs, s->out_dir, s->backend, std::cout, std::cerr);
+  };
 }
 
 Runner add_run_command(CLI::App& app) {
-  auto s = std::make_shared<RunOptions>();
+  struct State {
+    RunOptions run;
+    InputArgs inputs;
+  };
+  auto s = std::make_shared<State>();
   auto* cmd = add_command(app, "run", "evaluate a program on inputs and print its outputs",
                           "cjax run --example tutorial/f --seed 0 --out results");
-  add_source_options(cmd, s->src);
-  add_input_options(cmd, s->inputs, s->out_dir);
-  add_backend_option(cmd, s->backend);
-  return [s] { return run_program(*s, std::cout, std::cerr); };
+  add_source_options(cmd, s->run.src);
+  add_input_options(cmd, s->inputs, s->run.out_dir);
+  add_backend_option(cmd, s->run.backend);
+  return [s] {
+    check_source(s->run.src);
+    s->run.inputs = input_options(s->inputs);
+    return run_program(s->run, std::cout, std::cerr);
+  };
 }
 
 Runner add_lower_command(CLI::App& app) {
@@ -180,7 +225,11 @@ Runner add_lower_command(CLI::App& app) {
                   "mlir (tensors and linalg, as lowered; for cuda: the kernels in the NVVM "
                   "dialect), lowered (the LLVM dialect), llvm (IR) or ptx (cuda only)")
       ->check(CLI::IsMember({"mlir", "lowered", "llvm", "ptx"}));
-  return [s] { return print_lowered(s->src, s->target, s->emit, std::cout, std::cerr); };
+  return [s] {
+    check_source(s->src);
+    check_lower_options(s->target, s->emit);
+    return print_lowered(s->src, s->target, s->emit, std::cout, std::cerr);
+  };
 }
 
 Runner add_bench_command(CLI::App& app) {
@@ -194,8 +243,7 @@ Runner add_bench_command(CLI::App& app) {
                           "training step",
                           "cjax bench --example block/mlp --wrt W1,W2 --json");
   add_autodiff_options(cmd, s->opts);
-  cmd->add_option("--wrt", s->bench.wrt, "differentiate only these arguments, e.g. W1,W2")
-      ->delimiter(',');
+  add_list(cmd, "--wrt", s->bench.wrt, "differentiate only these arguments, e.g. W1,W2");
   cmd->add_option("--repetitions,-r", s->bench.repetitions, "timed steps (default 20)")
       ->check(CLI::Range(1, 1000000));
   cmd->add_option("--warmup", s->bench.warmup, "untimed steps first (default 3)")
@@ -203,7 +251,11 @@ Runner add_bench_command(CLI::App& app) {
   cmd->add_flag("--json", s->bench.json,
                 "print JSON: compile_ms fwd_ms bwd_ms step_ms residual_bytes "
                 "recomputed_residuals peak_bytes");
-  return [s] { return print_bench(s->opts, s->bench, std::cout, std::cerr); };
+  return [s] {
+    check_source(s->opts.src);
+    check_autodiff_options(s->opts);
+    return print_bench(s->opts, s->bench, std::cout, std::cerr);
+  };
 }
 
 Runner add_memory_command(CLI::App& app) {
@@ -217,17 +269,64 @@ Runner add_memory_command(CLI::App& app) {
                           "under every policy and memory budgets",
                           "cjax memory --example block/mlp --budgets 90MiB,95MiB");
   add_source_options(cmd, s->opts.src);
-  cmd->add_option("--names", s->opts.names, "add the name policies, with these names")
-      ->delimiter(',');
-  cmd->add_option("--budgets", s->mem.budgets,
-                  "memory_budget rows at these peaks (default: three on the trade-off curve)")
-      ->delimiter(',');
+  add_list(cmd, "--names", s->opts.names, "add the name policies, with these names");
+  add_list(cmd, "--budgets", s->mem.budgets,
+           "memory_budget rows at these peaks (default: three on the trade-off curve)");
   cmd->add_flag("--json", s->mem.json, "print the table as JSON");
   cmd->add_flag("--timing", s->mem.timing, "also print how long each budget took to solve");
   cmd->add_option("--plot", s->mem.plot,
                   "also draw live bytes over the step per policy and peak vs recomputed FLOPs "
                   "into this SVG file");
-  return [s] { return print_memory(s->opts, s->mem, std::cout, std::cerr); };
+  return [s] {
+    check_source(s->opts.src);
+    check_memory_options(s->mem);
+    return print_memory(s->opts, s->mem, std::cout, std::cerr);
+  };
+}
+
+// The options of `app` (a command or the app itself) for check_command_line.
+std::vector<OptionSpec> option_specs(const CLI::App* app) {
+  std::vector<OptionSpec> specs;
+  for (const CLI::Option* o : app->get_options()) {
+    OptionSpec spec;
+    for (const std::string& l : o->get_lnames()) spec.names.push_back("--" + l);
+    for (const std::string& n : o->get_snames()) spec.names.push_back("-" + n);
+    spec.takes_value = o->get_expected_max() > 0;
+    if (!spec.names.empty()) specs.push_back(std::move(spec));
+  }
+  return specs;
+}
+
+// `text` after its first `prefix`, or "" when it has none.
+std::string after(const std::string& text, const std::string& prefix) {
+  size_t at = text.find(prefix);
+  return at == std::string::npos ? "" : text.substr(at + prefix.size());
+}
+
+// CLI11's message for the errors check_command_line leaves to it, in our words where CLI11's
+// name the problem badly.
+std::string parse_error_message(const CLI::ParseError& e) {
+  std::string what = e.what();
+  if (dynamic_cast<const CLI::ExtrasError*>(&e))  // "The following argument was not expected: b"
+    return fmt::format(
+        "unexpected argument{} {} (a command reads one program: --example, "
+        "--plugin or a FILE)",
+        what.find("arguments were") != std::string::npos ? "s" : "", after(what, ": "));
+  if (dynamic_cast<const CLI::ArgumentMismatch*>(&e) && what.ends_with(" missing"))
+    return what.substr(0, what.find(':')) + " needs a value";  // "--seed: 1 required UINT missing"
+  return what;
+}
+
+// An option given with an empty value (`--budget ''`) is a usage error, not the option unset.
+void check_no_empty_values(const CLI::App* cmd) {
+  for (const CLI::Option* o : cmd->get_options()) {
+    if (o->count() == 0 || o->get_expected_max() == 0) continue;
+    for (const std::string& r : o->results())
+      if (r.empty())
+        throw cjax::UsageError(o->nonpositional()
+                                   ? fmt::format("{}: the value is empty", o->get_name())
+                                   : std::string("the FILE name is empty"));
+  }
 }
 
 }  // namespace
@@ -262,13 +361,34 @@ int main(int argc, char** argv) {
   add(add_bench_command);
   add(add_memory_command);
 
+  std::vector<CommandSpec> commands;
+  for (const CLI::App* cmd : app.get_subcommands({}))
+    commands.push_back({cmd->get_name(), option_specs(cmd)});
+  const std::vector<OptionSpec> global = option_specs(&app);
+  const std::vector<std::string> args(argv + std::min(argc, 1), argv + argc);
+  if (std::optional<UsageProblem> p = check_command_line(commands, global, args)) {
+    std::cerr << format_usage_error(*p) << "\n";
+    return kUsage;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    int code = app.exit(e);
-    return code == 0 ? kOk : kUsage;
+    if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success))
+      return app.exit(e) == 0 ? kOk : kUsage;  // --help, --version
+    std::string command = named_command(commands, global, args);
+    std::vector<std::string> names;
+    for (const CommandSpec& c : commands) names.push_back(c.name);
+    std::string message =
+        command.empty()
+            ? fmt::format("a command is required: {} (see cjax --help)", fmt::join(names, ", "))
+            : parse_error_message(e);
+    std::cerr << format_usage_error({command, message}) << "\n";
+    return kUsage;
   }
   set_verbose_errors(verbose);
   CLI::App* cmd = app.get_subcommands().front();
-  return guarded(std::cerr, cmd->get_name(), runners.at(cmd));  // nothing escapes to terminate()
+  return guarded(std::cerr, cmd->get_name(), [&] {  // nothing escapes to terminate()
+    check_no_empty_values(cmd);
+    return runners.at(cmd)();
+  });
 }

@@ -17,6 +17,7 @@
 #include "passes/vjp.h"
 #include "tools/cjax/exit_codes.h"
 #include "tools/cjax/memory_plot.h"
+#include "tools/cjax/name_checks.h"
 #include "tools/cjax/source.h"
 
 namespace cjax::cli {
@@ -78,13 +79,19 @@ size_t smallest_chain_peak(const Jaxpr& j) {
 
 }  // namespace
 
+void check_memory_options(const MemoryOptions& mem) {
+  for (const std::string& b : mem.budgets) memory::parse_bytes(b);
+}
+
 int print_memory(const AutodiffOptions& opts, const MemoryOptions& mem, std::ostream& out,
                  std::ostream& err) {
   return guarded(err, describe(opts.src), [&] {
     if (!opts.policy.empty() || !opts.budget.empty())
       throw UsageError("memory compares every policy: --policy and --budget do not apply");
     AutodiffOptions plain = opts;
-    const Jaxpr j = prepare_program(plain).jaxpr;
+    plain.names.clear();  // --names adds the name policies' rows here
+    const Jaxpr j = prepare_program(plain, err).jaxpr;
+    warn_about_unknown_names(describe(opts.src), j, opts.names, err);
     std::vector<Row> rows;
     rows.push_back(row("(no checkpoint)", memory::model_vjp(j)));
     for (const std::string& name : table_policies(opts))

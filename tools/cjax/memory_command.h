@@ -18,6 +18,9 @@ struct MemoryOptions {
   std::string plot;     // --plot FILE.svg: live bytes per policy and the trade-off curve
 };
 
+// --budgets are sizes (cjax::UsageError otherwise); checked before the program is loaded.
+void check_memory_options(const MemoryOptions& mem);
+
 int print_memory(const AutodiffOptions& opts, const MemoryOptions& mem, std::ostream& out,
                  std::ostream& err);
 

@@ -14,8 +14,11 @@ int run_program(const RunOptions& opts, std::ostream& out, std::ostream& err) {
   return guarded(err, describe(opts.src), [&] {
     Jaxpr j = load_jaxpr(opts.src);
     check_fits_in_memory(j);  // before the inputs, which may not fit either
-    std::vector<std::string> arg_names;
-    if (j.debug && j.debug->arg_names.size() == j.invars.size()) arg_names = j.debug->arg_names;
+    std::vector<std::string> arg_names;  // for messages: the example's names, or the file's
+    if (j.debug && j.debug->arg_names.size() == j.invars.size())
+      arg_names = j.debug->arg_names;
+    else
+      for (const Var& v : j.invars) arg_names.push_back(v.hint());
     std::vector<runtime::Buffer> args =
         make_inputs(j, arg_names, opts.inputs, default_inputs(opts.src));
     std::vector<runtime::Buffer> outs =

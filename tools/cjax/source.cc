@@ -30,12 +30,12 @@ std::string read_input_file(const std::string& path) {
 }
 
 void check_source(const Source& src) {
+  if (src.plugin.empty() && !src.function.empty()) throw UsageError("--function needs --plugin");
   int n = !src.example.empty() + !src.file.empty() + !src.plugin.empty();
   if (n != 1)
     throw UsageError("give one of --example NAME, --plugin LIB --function NAME, or a FILE");
   if (!src.plugin.empty() && src.function.empty())
     throw UsageError("--plugin needs --function NAME (`cjax examples --plugin LIB` lists them)");
-  if (src.plugin.empty() && !src.function.empty()) throw UsageError("--function needs --plugin");
 }
 
 std::string describe(const Source& src) {

@@ -1,4 +1,4 @@
-// A cjax plugin built in the tree for the CLI's tests: two functions registered the way a user
+// A cjax plugin built in the tree for the CLI's tests: functions registered the way a user
 // registers theirs (docs/getting-started.md).
 #include "cjax/cjax.h"
 
@@ -15,10 +15,20 @@ cjax::Array scale_shift(const cjax::Array& x, const cjax::Array& s) {
   return x * s + 1.0f;
 }
 
+// A table looked up by integer ids (token ids), as a one-hot product: an id outside [0, 8)
+// selects nothing. Its hidden value is named for the name policies.
+cjax::Array lookup_loss(const cjax::Array& table, const cjax::Array& ids) {
+  cjax::Array one_hot =
+      np::equal(np::expand_dims(ids, {1}), np::arange(8)).astype(cjax::DType::f32);
+  cjax::Array rows = cjax::checkpoint_name(np::dot(one_hot, table), "rows");
+  return np::sum(np::sin(rows));
+}
+
 }  // namespace
 
 CJAX_REGISTER_FUNCTION_DESCRIBED("mlp_loss", mlp_loss, "f32[3,4], f32[2,3], f32[4]", "W1, W2, x",
                                  "a two-layer tanh/sin network summed to a scalar");
 CJAX_REGISTER_FUNCTION("scale_shift", scale_shift, "f32[3], f32[]", "x, s");
+CJAX_REGISTER_FUNCTION("lookup_loss", lookup_loss, "f32[8], i32[4]", "table, ids");
 // Registered with the wrong number of specs: tracing it fails with a clear error.
 CJAX_REGISTER_FUNCTION("bad_specs", scale_shift, "f32[3]", "x");

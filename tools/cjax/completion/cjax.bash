@@ -18,7 +18,7 @@ _cjax() {
 
   local source_opts="--example -e --plugin -p --function -f --help"
   local autodiff_opts="$source_opts --arg-names --policy --names --offload-names --budget"
-  local input_opts="--inputs --seed --out -o"
+  local input_opts="--inputs --seed --int-high --out -o"
   case $prev in
     --example | -e)
       COMPREPLY=($(compgen -W "$(cjax examples 2>/dev/null | cut -d' ' -f1)" -- "$cur"))
@@ -54,7 +54,7 @@ _cjax() {
     jaxpr) opts="$source_opts --json --color" ;;
     residuals) opts="$autodiff_opts --bytes --json" ;;
     fwd-bwd) opts="$autodiff_opts --layout --only --compiled" ;;
-    grad) opts="$autodiff_opts $input_opts --backend" ;;
+    grad) opts="$autodiff_opts $input_opts --wrt --allow-int --backend" ;;
     run) opts="$source_opts $input_opts --backend" ;;
     lower) opts="$source_opts --target --emit" ;;
     bench) opts="$autodiff_opts --wrt --repetitions -r --warmup --json" ;;

@@ -1,0 +1,63 @@
+// The C++ shown in README.md, compiled and run: its code block is this file's code between the
+// markers (tests/cli/docs_test.cc checks that the README quotes it verbatim), after nothing but
+// `#include <cjax/cjax.h>`, as a user of the installed library writes it.
+// ---- README.md ----
+#include <cjax/cjax.h>
+
+namespace np = cjax::numpy;
+using cjax::Array;
+
+Array g(const Array& W, const Array& x) {
+  return np::sin(np::dot(W, x));
+}
+Array f(const Array& W1, const Array& W2, const Array& W3, const Array& x) {
+  return g(W3, g(W2, g(W1, x)));
+}
+Array loss_fn(const std::vector<Array>& params, const Array& x, const Array& y) {
+  return np::sum(np::power(f(params[0], params[1], params[2], x) - y, 2));
+}
+
+void tour(const Array& W1, const Array& W2, const Array& W3, const Array& x, const Array& y) {
+  auto jaxpr = cjax::make_jaxpr(f, {"W1", "W2", "W3", "x"})(W1, W2, W3, x);
+  std::cout << cjax::to_string(jaxpr) << "\n";
+  std::vector<Array> params = {W1, W2, W3};
+  auto [loss, grads] = cjax::value_and_grad(loss_fn, cjax::argnums<0>)(params, x, y);
+  auto f3 = cjax::checkpoint(f, cjax::policies::dots_with_no_batch_dims_saveable());
+  cjax::print_saved_residuals(f3, {"W1", "W2", "W3", "x"})(W1, W2, W3, x);
+  auto step = cjax::jit(cjax::value_and_grad(loss_fn, cjax::argnums<0>));  // compiled once, cached
+  auto [loss_jit, grads_jit] = step(params, x, y);
+  std::cout << "loss " << loss << " (jit: " << loss_jit << ")\n";
+}
+// ---- end of README.md ----
+
+#include <catch2/catch.hpp>
+
+#include <sstream>
+
+TEST_CASE("the README's C++ compiles against <cjax/cjax.h> and runs") {
+  Array W1 = np::ones({5, 4}) * 0.1, W2 = np::ones({6, 5}) * 0.2, W3 = np::ones({7, 6}) * 0.3;
+  Array x = np::arange(4.0), y = np::ones({7});
+  std::ostringstream out;
+  std::streambuf* saved = std::cout.rdbuf(out.rdbuf());
+  try {
+    tour(W1, W2, W3, x, y);
+  } catch (...) {
+    std::cout.rdbuf(saved);
+    throw;
+  }
+  std::cout.rdbuf(saved);
+  std::string text = out.str();
+  INFO(text);
+  CHECK(text.rfind("{ lambda ; a:f32[5,4] b:f32[6,5] c:f32[7,6] d:f32[4]. let\n", 0) == 0);
+  // f3 = checkpoint(f, dots_with_no_batch_dims_saveable) saves the dots' outputs.
+  CHECK(text.find("f32[5] output of dot_general from tests/readme/readme_test.cc:") !=
+        std::string::npos);
+  CHECK(text.find("sin from") == std::string::npos);
+  // The loss eagerly and through jit agree: `loss Array(X, dtype=float32) (jit: Array(Y, ...))`.
+  size_t eager = text.rfind("loss Array("), jit = text.rfind("(jit: Array(");
+  REQUIRE(eager != std::string::npos);
+  REQUIRE(jit != std::string::npos);
+  double loss = std::stod(text.substr(eager + 11)), loss_jit = std::stod(text.substr(jit + 12));
+  CHECK(loss > 0);
+  CHECK(loss_jit == Approx(loss).epsilon(1e-5));
+}
