@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "compiler/array.h"
+#include "compiler/memory_check.h"
 #include "compiler/autodiff_core.h"
 #include "examples/registry.h"
 #include "ir/errors.h"
@@ -186,12 +187,14 @@ int print_grad(const AutodiffOptions& opts, const GradOptions& grad, const Input
     for (const Atom& o : p.jaxpr.outvars) check_grad_output_dtype("grad", o.aval().dtype);
     std::string note;
     const std::vector<bool> wrt = grad_arguments(p, grad, note);
-    std::vector<runtime::Buffer> args =
-        make_inputs(p.jaxpr, p.arg_names, inputs, default_inputs(opts.src));
     VjpResult r = vjp_jaxpr(p.jaxpr);
     r.bwd = dce(r.bwd, wrt).jaxpr;  // the gradients nobody asked for are never computed
     const Evaluator evaluator = parse_evaluator(backend);
     if (evaluator == Evaluator::cpu) r = as_compiled(r);  // as grad runs it
+    // Before the inputs, which may not fit either.
+    check_memory_need(step_memory_need(r.fwd, r.bwd, r.num_residuals));
+    std::vector<runtime::Buffer> args =
+        make_inputs(p.jaxpr, p.arg_names, inputs, default_inputs(opts.src));
     const std::string where = describe(opts.src);
     std::vector<runtime::Buffer> fwd = evaluate(r.fwd, args, evaluator, where + " (forward)");
     size_t n_out = p.jaxpr.outvars.size();

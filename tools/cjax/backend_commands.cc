@@ -7,9 +7,11 @@
 #include <nlohmann/json.hpp>
 
 #include "compiler/lower/executable.h"
+#include "compiler/memory_check.h"
 #include "compiler/lower/gpu.h"
 #include "compiler/lower/step_bench.h"
 #include "ir/errors.h"
+#include "passes/vjp.h"
 #include "runtime/blas_dot.h"
 #include "runtime/interpreter.h"
 #include "tools/cjax/exit_codes.h"
@@ -85,6 +87,10 @@ int print_bench(const AutodiffOptions& opts, const BenchOptions& bench, std::ost
                 std::ostream& err) {
   return guarded(err, describe(opts.src), [&] {
     PreparedProgram p = prepare_program(opts, err);
+    {  // before the inputs, which may not fit either
+      const VjpResult step = vjp_jaxpr(p.jaxpr);
+      check_memory_need(step_memory_need(step.fwd, step.bwd, step.num_residuals));
+    }
     std::vector<runtime::Buffer> inputs = default_inputs(opts.src);
     if (inputs.empty())
       for (const ShapedArray& a : p.jaxpr.in_avals())
