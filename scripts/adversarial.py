@@ -2,7 +2,7 @@
 """Runs the cjax CLI on hostile input, thousands of times, and counts what must never happen:
 crashes (a signal), hangs (past the time limit) and internal errors (exit 3). Every other outcome
 must be exit 0, 1 or 2, with an error on standard error as one line `cjax: <where>: <message>`
-(or CLI usage text for exit 2) and nothing on standard output when it fails.
+and nothing on standard output when it fails.
 
 The inputs: programs nested past every reader's limit (text and JSON, calls and params), arrays
 too large for memory or for int64, ranks past the limit, literals the printer writes (nan, inf),
@@ -178,7 +178,7 @@ def classify(args, proc_rc, out, err, timed_out):
         return "internal"
     if proc_rc not in (0, 1, 2):
         return "bad-exit"
-    if proc_rc == 1:
+    if proc_rc in (1, 2):
         lines = [l for l in err.splitlines() if l.strip()]
         if len(lines) != 1 or not lines[0].startswith("cjax: ") or out:
             return "bad-message"

@@ -156,3 +156,13 @@ TEST_CASE("cjax jaxpr --json round-trips through cjax jaxpr FILE.json") {
   CHECK(bad.code == 1);
   CHECK(bad.err == "cjax: <stdin>: JSON jaxpr: $: missing \"jaxprs\"\n");
 }
+
+TEST_CASE("an --out directory that cannot be made fails before anything is printed") {
+  for (const char* cmd : {"run", "grad"}) {
+    CAPTURE(cmd);
+    auto r = run_cli(std::string(cmd) + " --example tutorial/f --out /proc/cjax-forbidden");
+    CHECK(r.code == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err.find("cannot create directory '/proc/cjax-forbidden'") != std::string::npos);
+  }
+}

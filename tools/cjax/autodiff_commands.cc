@@ -207,13 +207,8 @@ int print_grad(const AutodiffOptions& opts, const GradOptions& grad, const Input
     std::vector<std::string> grad_names;  // the differentiated arguments, in order
     for (size_t i = 0; i < wrt.size(); ++i)
       if (wrt[i]) grad_names.push_back(p.arg_names[i]);
-    for (size_t i = 0; i < n_out; ++i)
-      out << (n_out == 1 ? std::string("value") : fmt::format("value[{}]", i)) << ": "
-          << Array::from_buffer(fwd[i]).to_string() << "\n";
-    if (!scalar) out << "(the output is not a scalar: gradients are of the sum of its elements)\n";
-    out << note;
-    for (size_t i = 0; i < grads.size(); ++i)
-      out << "grad " << grad_names[i] << ": " << Array::from_buffer(grads[i]).to_string() << "\n";
+    // The files first: should writing them fail, nothing has been printed.
+    std::vector<std::string> written;
     if (!out_dir.empty()) {
       std::vector<std::string> names;
       std::vector<runtime::Buffer> values(fwd.begin(),
@@ -224,9 +219,16 @@ int print_grad(const AutodiffOptions& opts, const GradOptions& grad, const Input
         names.push_back("grad_" + grad_names[i]);
         values.push_back(grads[i]);
       }
-      for (const std::string& path : write_npy_files(out_dir, names, values))
-        out << "wrote " << path << "\n";
+      written = write_npy_files(out_dir, names, values);
     }
+    for (size_t i = 0; i < n_out; ++i)
+      out << (n_out == 1 ? std::string("value") : fmt::format("value[{}]", i)) << ": "
+          << Array::from_buffer(fwd[i]).to_string() << "\n";
+    if (!scalar) out << "(the output is not a scalar: gradients are of the sum of its elements)\n";
+    out << note;
+    for (size_t i = 0; i < grads.size(); ++i)
+      out << "grad " << grad_names[i] << ": " << Array::from_buffer(grads[i]).to_string() << "\n";
+    for (const std::string& path : written) out << "wrote " << path << "\n";
     return kOk;
   });
 }

@@ -26,11 +26,13 @@ int run_program(const RunOptions& opts, std::ostream& out, std::ostream& err) {
     std::vector<std::string> names;
     for (size_t i = 0; i < outs.size(); ++i)
       names.push_back(outs.size() == 1 ? "out" : fmt::format("out_{}", i));
+    // The files first: should writing them fail, nothing has been printed.
+    const std::vector<std::string> written =
+        opts.out_dir.empty() ? std::vector<std::string>{}
+                             : write_npy_files(opts.out_dir, names, outs);
     for (size_t i = 0; i < outs.size(); ++i)
       out << names[i] << ": " << Array::from_buffer(outs[i]).to_string() << "\n";
-    if (!opts.out_dir.empty())
-      for (const std::string& path : write_npy_files(opts.out_dir, names, outs))
-        out << "wrote " << path << "\n";
+    for (const std::string& path : written) out << "wrote " << path << "\n";
     return kOk;
   });
 }
