@@ -36,7 +36,8 @@ std::string format_byte_size(size_t n) {
   if (n < (size_t{1} << 30))
     return fmt::format("{:.1f} MiB", static_cast<double>(n) / (1024.0 * 1024.0));
   const double gib = static_cast<double>(n) / (1024.0 * 1024.0 * 1024.0);
-  if (gib < 1024 * 1024) return fmt::format("{:.2f} GiB", gib);
+  if (gib < 1024) return fmt::format("{:.2f} GiB", gib);
+  if (gib < 1024 * 1024) return fmt::format("{:.2f} TiB", gib / 1024.0);
   return fmt::format("{:.2f} PiB", gib / (1024.0 * 1024.0));
 }
 

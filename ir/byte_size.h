@@ -13,8 +13,7 @@ namespace cjax {
 // or malformed number, an unknown unit, more than 10^18 bytes.
 std::optional<size_t> parse_byte_size(const std::string& text);
 
-// 96 -> "96 B", 1536 -> "1.5 KiB", then MiB with one decimal, GiB with two, and from 1024 TiB
-// on PiB with two.
+// 96 -> "96 B", 1536 -> "1.5 KiB", then MiB with one decimal, and GiB, TiB and PiB with two.
 std::string format_byte_size(size_t bytes);
 
 }  // namespace cjax

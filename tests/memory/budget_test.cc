@@ -143,6 +143,9 @@ TEST_CASE("memory: sizes are parsed and printed") {
   CHECK(format_bytes(96) == "96 B");
   CHECK(format_bytes(1536) == "1.5 KiB");
   CHECK(format_bytes(24u << 20) == "24.0 MiB");
+  CHECK(format_bytes(size_t{3} << 30) == "3.00 GiB");
+  CHECK(format_bytes(size_t{5} << 40) == "5.00 TiB");
+  CHECK(format_bytes(size_t{7} << 50) == "7.00 PiB");
 }
 
 }  // namespace
