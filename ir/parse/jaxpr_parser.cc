@@ -239,11 +239,17 @@ void JaxprParser::parse_binders(Scope& scope, std::vector<Var>& out, char termin
                                    t.text));
       fail_expected(after, fmt::format("':' after variable name '{}'", t.text));
     }
-    if (t.text == "_") fail(t.offset, "'_' (a dropped variable) can only be an equation output");
     lex.next();
     lex.next();
     Var v(parse_aval());
-    define(scope, t, v);
+    if (t.text == "_") {
+      // A jit body's argument named after its caller's operand, itself named `_` (an output
+      // nothing outside the body reads): the body reads it as `_` (Scope::underscore_binders).
+      v.set_hint("_");
+      scope.underscore_binders.push_back(v);
+    } else {
+      define(scope, t, v);
+    }
     out.push_back(v);
   }
   if (three_groups && terminator == '.')
@@ -417,8 +423,11 @@ std::optional<Atom> JaxprParser::parse_atom(Scope& scope, std::optional<UntypedL
 }
 
 Var JaxprParser::read_underscore(Scope& scope, size_t offset, size_t from_end) {
-  if (from_end >= scope.underscores.size())
-    fail(offset, "cannot read '_': no equation output before it is named '_'");
+  if (from_end >= scope.underscores.size()) {
+    // Binders come before every eqn: the latest `_` of all when no output was written `_`.
+    if (!scope.underscore_binders.empty()) return scope.underscore_binders.back();
+    fail(offset, "cannot read '_': no equation output or binder before it is named '_'");
+  }
   auto [eqn, output] = scope.underscores[scope.underscores.size() - 1 - from_end];
   Var& v = scope.jaxpr->eqns[eqn].outputs[output];
   if (v.is_drop()) {

@@ -23,6 +23,9 @@ struct Scope {
   // twin is unused is *named* `_` and read as `_` (`... in (_,) }`). Such outputs become
   // ordinary Vars when read.
   std::vector<std::pair<size_t, size_t>> underscores;
+  // Binders written `_`: a jit body's argument takes its caller's operand name, `_` when that
+  // operand is such an output. Read as `_` when no eqn output was written `_` before.
+  std::vector<Var> underscore_binders;
   Jaxpr* jaxpr = nullptr;
 };
 

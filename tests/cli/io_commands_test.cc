@@ -86,7 +86,8 @@ TEST_CASE("random inputs from --seed are reproducible") {
   CHECK(run_cli("grad --example tutorial/f --seed 7").code == 0);
 }
 
-TEST_CASE("seeded inputs: integers are indices from 0 up to --int-high, bad seeds are usage errors") {
+TEST_CASE(
+    "seeded inputs: integers are indices from 0 up to --int-high, bad seeds are usage errors") {
   // min and max of 200 seeded i32 values.
   const std::string min_max =
       "{ lambda ; a:i32[200]. let\n"

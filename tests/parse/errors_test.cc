@@ -106,9 +106,8 @@ TEST_CASE("parse errors: scopes", "[parse][errors]") {
   CHECK(parse_error("{ lambda ; a:f32[3] a:f32[3]. let  in (a,) }") ==
         "1:21: variable 'a' defined twice");
   CHECK(parse_error("{ lambda ; a:f32[]. let c:f32[] = cos _ in (c,) }") ==
-        "1:39: cannot read '_': no equation output before it is named '_'");
-  CHECK(parse_error("{ lambda ; _:f32[]. let  in (a,) }") ==
-        "1:12: '_' (a dropped variable) can only be an equation output");
+        "1:39: cannot read '_': no equation output or binder before it is named '_'");
+  CHECK(parse_error("{ lambda ; _:f32[]. let  in (a,) }") == "1:30: undefined variable 'a'");
   // A jaxpr in a param is closed: it cannot read the enclosing jaxpr's variables.
   CHECK(parse_error("{ lambda ; a:f32[]. let b:f32[] = jit[name=g jaxpr={ lambda ; c:f32[]. let "
                     "d:f32[] = add c a in (d,) }] a in (b,) }") == "1:92: undefined variable 'a'");

@@ -92,6 +92,34 @@ TEST_CASE("parse: a nested jaxpr has its own scope", "[parse]") {
   verify(*j);
 }
 
+TEST_CASE("parse: a jit body's argument named `_` after its caller's operand reads back",
+          "[parse]") {
+  // Found by fuzzing: the outer jit's output is unused, so its body's result prints as `_`; that
+  // value is also an operand of an inner jit, whose argument takes the name `_` too.
+  const std::string printed =
+      "{ lambda ; a:i32[]. let\n"
+      "    _:i32[] = jit[\n"
+      "      name=take\n"
+      "      jaxpr={ lambda ; a:i32[]. let\n"
+      "          _:i32[] = add a 4:i32[]\n"
+      "          b:i32[] = jit[\n"
+      "            name=where\n"
+      "            jaxpr={ lambda ; a:i32[] _:i32[]. let b:i32[] = add a _ in (b,) }\n"
+      "          ] a _\n"
+      "          c:i32[] = mul b _\n"
+      "        in (_,) }\n"
+      "    ] a\n"
+      "  in (a,) }";
+  JaxprRef j = parse_jaxpr(printed);
+  verify(*j);
+  const Jaxpr& take = *j->eqns[0].params.get_jaxpr("jaxpr");
+  const Jaxpr& where = *take.eqns[1].params.get_jaxpr("jaxpr");
+  CHECK(where.eqns[0].inputs[1].var() == where.invars[1]);  // `_` is the binder
+  CHECK(take.eqns[1].inputs[1].var() == take.eqns[0].outputs[0]);
+  CHECK(take.outvars[0].var() == take.eqns[0].outputs[0]);
+  CHECK(to_string(*j) == printed);
+}
+
 TEST_CASE("parse: typed and elided literals", "[parse]") {
   JaxprRef j = parse_jaxpr(
       "{ lambda ; a:f32[] b:i32[] c:bool[] d:u32[]. let\n"

@@ -5,8 +5,8 @@
 #include <nlohmann/json.hpp>
 
 #include "compiler/array.h"
-#include "compiler/memory_check.h"
 #include "compiler/autodiff_core.h"
+#include "compiler/memory_check.h"
 #include "examples/registry.h"
 #include "ir/errors.h"
 #include "ir/print/printer.h"

@@ -7,9 +7,9 @@
 #include <nlohmann/json.hpp>
 
 #include "compiler/lower/executable.h"
-#include "compiler/memory_check.h"
 #include "compiler/lower/gpu.h"
 #include "compiler/lower/step_bench.h"
+#include "compiler/memory_check.h"
 #include "ir/errors.h"
 #include "passes/vjp.h"
 #include "runtime/blas_dot.h"

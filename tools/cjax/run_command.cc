@@ -13,7 +13,7 @@ namespace cjax::cli {
 int run_program(const RunOptions& opts, std::ostream& out, std::ostream& err) {
   return guarded(err, describe(opts.src), [&] {
     Jaxpr j = load_jaxpr(opts.src);
-    check_fits_in_memory(j);  // before the inputs, which may not fit either
+    check_fits_in_memory(j);             // before the inputs, which may not fit either
     std::vector<std::string> arg_names;  // for messages: the example's names, or the file's
     if (j.debug && j.debug->arg_names.size() == j.invars.size())
       arg_names = j.debug->arg_names;
@@ -27,9 +27,9 @@ int run_program(const RunOptions& opts, std::ostream& out, std::ostream& err) {
     for (size_t i = 0; i < outs.size(); ++i)
       names.push_back(outs.size() == 1 ? "out" : fmt::format("out_{}", i));
     // The files first: should writing them fail, nothing has been printed.
-    const std::vector<std::string> written =
-        opts.out_dir.empty() ? std::vector<std::string>{}
-                             : write_npy_files(opts.out_dir, names, outs);
+    const std::vector<std::string> written = opts.out_dir.empty()
+                                                 ? std::vector<std::string>{}
+                                                 : write_npy_files(opts.out_dir, names, outs);
     for (size_t i = 0; i < outs.size(); ++i)
       out << names[i] << ": " << Array::from_buffer(outs[i]).to_string() << "\n";
     for (const std::string& path : written) out << "wrote " << path << "\n";
