@@ -1,12 +1,14 @@
 // Calls nested far deeper than a person writes them (a generator can): the gradient through 300
 // nested jits and 40 nested scans is the chain rule's product. Differentiating such nests stays
 // cheap: partial evaluation and DCE no longer re-walk the nest below every level
-// (bench/nesting_bench.cc measures the growth with depth).
+// (bench/nesting_bench.cc measures the growth with depth), and the memory model simulates each body
+// once, not once per iteration of every loop around it.
 #include <catch2/catch.hpp>
 
 #include <cmath>
 
 #include "compiler/cjax.h"
+#include "passes/memory/memory_model.h"
 #include "passes/vjp.h"
 #include "runtime/interpreter.h"
 #include "tests/passes/nested_calls.h"
@@ -43,4 +45,16 @@ TEST_CASE("the gradient through 40 nested scans is the chain rule's product") {
   auto f = [](const Array& x) { return testing::nested_scans(x, 40); };
   CHECK(grad(f)(Array::scalar(0.5, DType::f64)).item() ==
         Approx(chain_derivative(0.5, 41)).epsilon(1e-12));
+}
+
+TEST_CASE("the memory model of 40 nested scans of length 2 simulates each body once") {
+  // The innermost body runs 2^40 times: a model that simulated two iterations of every scan
+  // would walk it 2^40 times too, and this test would time out.
+  const Jaxpr j = make_jaxpr([](const Array& x) {
+    return numpy::sum(testing::nested_scans(x, 40, 2));
+  })(ShapeDtype{DType::f32, {3}});
+  const memory::StepModel m = memory::model_vjp(j);
+  // The innermost sin's residual is stacked over every level: 2^40 iterations of f32[3].
+  CHECK(m.residual_bytes >= (size_t{12} << 40));
+  CHECK(m.peak_bytes >= m.residual_bytes);
 }

@@ -4,6 +4,7 @@
 // built here directly; cjax::scan stages a scan eqn at every level.)
 #pragma once
 
+#include <cstdint>
 #include <tuple>
 #include <utility>
 
@@ -35,13 +36,14 @@ inline Jaxpr nested_jits(int depth, DType dtype) {
   return top.build({x}, {Atom(s)});
 }
 
-// sin^(depth + 1)(x) through `depth` nested scans of length 1, traced with cjax::scan.
-inline Array nested_scans(const Array& x, int depth) {
+// sin^(depth + 1)(x) through `depth` nested scans of `length` 1, traced with cjax::scan. (With a
+// longer length the innermost body runs length^depth times.)
+inline Array nested_scans(const Array& x, int depth, int64_t length = 1) {
   if (depth == 0) return numpy::sin(x);
-  auto step = [depth](const Array& c, const std::tuple<>&) {
-    return std::pair<Array, std::tuple<>>(nested_scans(c, depth - 1), {});
+  auto step = [depth, length](const Array& c, const std::tuple<>&) {
+    return std::pair<Array, std::tuple<>>(nested_scans(c, depth - 1, length), {});
   };
-  return numpy::sin(scan(step, x, std::tuple<>{}, 1).first);
+  return numpy::sin(scan(step, x, std::tuple<>{}, length).first);
 }
 
 }  // namespace cjax::testing
