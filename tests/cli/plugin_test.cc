@@ -8,15 +8,13 @@
 
 #include "tests/cli/run_cli.h"
 
+using cli_test::plugin_path;
 using cli_test::run_cli;
 
 namespace {
 
-std::string plugin(const std::string& name) {
-  return std::string(CJAX_TEST_PLUGIN_DIR) + "/lib" + name + ".so";
-}
-const std::string good = plugin("cjax_test_plugin");
-const std::string bad = plugin("cjax_test_bad_plugin");
+const std::string good = plugin_path("cjax_test_plugin");
+const std::string bad = plugin_path("cjax_test_bad_plugin");
 
 // Runs the CLI with bad_plugin.cc breaking the plugin contract in the way `fault` names.
 cli_test::Result run_with_fault(const std::string& fault, const std::string& args) {
@@ -88,13 +86,14 @@ TEST_CASE("plugin errors name the plugin and what is wrong") {
                          "' has no function 'lossy'; it registers: mlp_loss, scale_shift, "
                          "lookup_loss, bad_specs\n");
 
-  auto old = run_cli("jaxpr --plugin " + plugin("cjax_test_plugin_old") + " --function mlp_loss");
+  auto old =
+      run_cli("jaxpr --plugin " + plugin_path("cjax_test_plugin_old") + " --function mlp_loss");
   CHECK(old.code == 1);
   CHECK(old.err.find("was built against cjax 0.0.1 (plugin ABI 0, g++ 12, cxx11 abi 1), but this "
                      "is cjax ") != std::string::npos);
   CHECK(old.err.find(": rebuild it\n") != std::string::npos);
 
-  auto not_plugin = run_cli("examples --plugin " + plugin("cjax_test_not_plugin"));
+  auto not_plugin = run_cli("examples --plugin " + plugin_path("cjax_test_not_plugin"));
   CHECK(not_plugin.code == 1);
   CHECK(not_plugin.err.find("is not a cjax plugin: it has no cjax_plugin_abi symbol") !=
         std::string::npos);

@@ -37,4 +37,11 @@ inline Result run_cli(const std::string& args, const std::string& stdin_text = "
   return r;
 }
 
+#ifdef CJAX_TEST_PLUGIN_DIR
+// The path of a plugin that tests/cli/plugin/ builds: plugin_path("cjax_test_plugin").
+inline std::string plugin_path(const std::string& name) {
+  return std::string(CJAX_TEST_PLUGIN_DIR) + "/lib" + name + ".so";
+}
+#endif
+
 }  // namespace cli_test

@@ -12,7 +12,7 @@ using cli_test::run_cli;
 
 namespace {
 
-const std::string plugin = std::string(CJAX_TEST_PLUGIN_DIR) + "/libcjax_test_plugin.so";
+const std::string kTestPlugin = cli_test::plugin_path("cjax_test_plugin");
 
 // A usage error: exit code 2, nothing on stdout, one line on stderr.
 void check_usage_error(const std::string& args, const std::string& line) {
@@ -34,7 +34,7 @@ TEST_CASE("usage: an unknown option is named, with the commands that have it") {
                     "cjax: grad: unknown option -z (see cjax grad --help)");
   // The case: the value of an option grad lacks was read as the FILE, and CLI11 said
   // "--plugin excludes file". (grad has --wrt now; run does not.)
-  check_usage_error("run -p " + plugin + " -f mlp_loss --wrt W1",
+  check_usage_error("run -p " + kTestPlugin + " -f mlp_loss --wrt W1",
                     "cjax: run: unknown option --wrt: it is an option of grad, bench (see cjax run "
                     "--help)");
   check_usage_error("residuals -e tutorial/f --budgets 1MiB",
@@ -91,11 +91,11 @@ TEST_CASE("usage: the program comes from exactly one source") {
       "cjax: jaxpr: give one of --example NAME, --plugin LIB --function NAME, or a FILE";
   check_usage_error("jaxpr", one);
   check_usage_error("jaxpr -e tutorial/f f.jaxpr", one);
-  check_usage_error("grad -e tutorial/f -p " + plugin + " -f mlp_loss",
+  check_usage_error("grad -e tutorial/f -p " + kTestPlugin + " -f mlp_loss",
                     "cjax: grad: give one of --example NAME, --plugin LIB --function NAME, or a "
                     "FILE");
   check_usage_error("jaxpr -f mlp_loss", "cjax: jaxpr: --function needs --plugin");
-  check_usage_error("jaxpr -p " + plugin,
+  check_usage_error("jaxpr -p " + kTestPlugin,
                     "cjax: jaxpr: --plugin needs --function NAME (`cjax examples --plugin LIB` "
                     "lists them)");
 }

@@ -12,29 +12,19 @@
 #include <vector>
 
 #include "compiler/cjax.h"
+#include "tests/compiler/compiler_test_util.h"
 #include "tests/golden/golden.h"
 
 using namespace cjax;
+using cjax::testing::f64;
+using cjax::testing::random_f64;
 
 namespace {
-
-Array random_f64(std::mt19937& rng, const Shape& shape) {
-  std::uniform_real_distribution<double> dist(-1.0, 1.0);
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  std::vector<double> v(static_cast<size_t>(n));
-  for (double& x : v) x = dist(rng);
-  return array(v, shape, DType::f64);
-}
 
 void check_all_close(const Array& a, const Array& b, double eps = 1e-10) {
   REQUIRE(a.shape() == b.shape());
   std::vector<double> x = a.to_vector<double>(), y = b.to_vector<double>();
   for (size_t i = 0; i < x.size(); ++i) CHECK(x[i] == Approx(y[i]).epsilon(eps).margin(eps));
-}
-
-Array f64(std::vector<double> v, Shape s) {
-  return array(v, s, DType::f64);
 }
 
 }  // namespace

@@ -8,8 +8,10 @@
 #include <vector>
 
 #include "compiler/cjax.h"
+#include "tests/compiler/compiler_test_util.h"
 
 using namespace cjax;
+using cjax::testing::random_f64;
 
 namespace fdtest {
 struct Layer {
@@ -19,15 +21,6 @@ CJAX_PYTREE(Layer, w, b)
 }  // namespace fdtest
 
 namespace {
-
-Array random_f64(std::mt19937& rng, const Shape& shape, double lo = -1.0, double hi = 1.0) {
-  std::uniform_real_distribution<double> dist(lo, hi);
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  std::vector<double> v(static_cast<size_t>(n));
-  for (double& x : v) x = dist(rng);
-  return array(v, shape, DType::f64);
-}
 
 // d f / d x by central differences, element by element.
 std::vector<double> numeric_grad(const std::function<Array(const Array&)>& f, const Array& x,
@@ -50,12 +43,13 @@ void check_close(const Array& got, const std::vector<double>& want) {
   for (size_t i = 0; i < g.size(); ++i) CHECK(g[i] == Approx(want[i]).epsilon(1e-6).margin(1e-8));
 }
 
-Array g(const Array& W, const Array& x) {
+// The tutorial's g.
+Array sin_dot(const Array& W, const Array& x) {
   return np::sin(np::dot(W, x));
 }
 
 Array tutorial_loss(const Array& W1, const Array& W2, const Array& W3, const Array& x) {
-  return np::sum(g(W3, g(W2, g(W1, x))));
+  return np::sum(sin_dot(W3, sin_dot(W2, sin_dot(W1, x))));
 }
 
 }  // namespace

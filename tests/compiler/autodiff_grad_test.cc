@@ -9,8 +9,11 @@
 #include <vector>
 
 #include "compiler/cjax.h"
+#include "tests/compiler/compiler_test_util.h"
 
 using namespace cjax;
+using cjax::testing::f64;
+using cjax::testing::sin_sin;
 
 namespace gradtest {
 struct Dense {
@@ -22,16 +25,8 @@ CJAX_PYTREE(Dense, w, b, width)
 
 namespace {
 
-Array sin_sin(const Array& x) {
-  return np::sin(np::sin(x));
-}
-
 std::vector<double> values(const Array& a) {
   return a.to_vector<double>();
-}
-
-Array f64(std::vector<double> v, Shape s) {
-  return array(v, s, DType::f64);
 }
 
 }  // namespace

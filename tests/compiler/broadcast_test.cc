@@ -3,14 +3,11 @@
 #include <catch2/catch.hpp>
 
 #include "compiler/cjax.h"
+#include "tests/compiler/compiler_test_util.h"
 
 using namespace cjax;
-
-namespace {
-ShapeDtype f32(Shape s) {
-  return ShapeDtype{DType::f32, std::move(s)};
-}
-}  // namespace
+using cjax::testing::f32;
+using cjax::testing::i32;
 
 TEST_CASE("a scalar operand is used as is") {
   auto mul = [](const Array& a, const Array& b) { return a * b; };

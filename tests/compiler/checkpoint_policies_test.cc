@@ -10,14 +10,12 @@
 
 #include "compiler/cjax.h"
 #include "passes/policies.h"
+#include "tests/compiler/compiler_test_util.h"
 
 using namespace cjax;
+using cjax::testing::sin_sin;
 
 namespace {
-
-Array sin_sin(const Array& x) {
-  return np::sin(np::sin(x));
-}
 
 Array random_f32(std::mt19937& rng, const Shape& shape) {
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
@@ -28,7 +26,7 @@ Array random_f32(std::mt19937& rng, const Shape& shape) {
   return array(v, shape);
 }
 
-void check_all_close(const Array& a, const Array& b) {
+void check_all_close_f32(const Array& a, const Array& b) {
   REQUIRE(a.shape() == b.shape());
   std::vector<double> x = a.to_vector<double>(), y = b.to_vector<double>();
   for (size_t i = 0; i < x.size(); ++i) CHECK(x[i] == Approx(y[i]).epsilon(1e-5).margin(1e-6));
@@ -200,15 +198,15 @@ TEST_CASE("under every policy the gradient equals the gradient without checkpoin
       INFO("policy " << (policy ? policy->repr() : "None") << " prevent_cse " << prevent_cse);
       auto fn = checkpoint(layered, policy, prevent_cse);
       auto got = grad(fn, argnums<0, 1, 2, 3>)(W1, W2, B, x);
-      check_all_close(std::get<0>(got), std::get<0>(reference));
-      check_all_close(std::get<1>(got), std::get<1>(reference));
-      check_all_close(std::get<2>(got), std::get<2>(reference));
-      check_all_close(std::get<3>(got), std::get<3>(reference));
+      check_all_close_f32(std::get<0>(got), std::get<0>(reference));
+      check_all_close_f32(std::get<1>(got), std::get<1>(reference));
+      check_all_close_f32(std::get<2>(got), std::get<2>(reference));
+      check_all_close_f32(std::get<3>(got), std::get<3>(reference));
       // Also through make_jaxpr: the staged program computes the same gradient.
       Jaxpr j = make_jaxpr(grad(fn, argnums<0, 1, 2, 3>))(W1, W2, B, x);
       std::vector<Array> staged = eval_jaxpr(j, {}, std::vector<Array>{W1, W2, B, x});
-      check_all_close(staged.at(0), std::get<0>(reference));
-      check_all_close(staged.at(3), std::get<3>(reference));
+      check_all_close_f32(staged.at(0), std::get<0>(reference));
+      check_all_close_f32(staged.at(3), std::get<3>(reference));
     }
   }
 }

@@ -2,14 +2,11 @@
 #include <catch2/catch.hpp>
 
 #include "compiler/cjax.h"
+#include "tests/compiler/compiler_test_util.h"
 
 using namespace cjax;
-
-namespace {
-ShapeDtype f32(Shape s) {
-  return ShapeDtype{DType::f32, std::move(s)};
-}
-}  // namespace
+using cjax::testing::f32;
+using cjax::testing::i32;
 
 TEST_CASE("closed-over values: arrays become constvars, scalars literals") {
   Array offset = array({1.f, 2.f, 3.f});

@@ -4,14 +4,13 @@
 #include <string>
 
 #include "compiler/cjax.h"
+#include "tests/compiler/compiler_test_util.h"
 
 using namespace cjax;
+using cjax::testing::f32;
+using cjax::testing::i32;
 
 namespace {
-
-ShapeDtype f32(Shape s) {
-  return ShapeDtype{DType::f32, std::move(s)};
-}
 
 std::string message_of(const std::function<void()>& fn) {
   try {

@@ -3,16 +3,13 @@
 #include <catch2/catch.hpp>
 
 #include "compiler/cjax.h"
+#include "tests/compiler/compiler_test_util.h"
 
 using namespace cjax;
+using cjax::testing::f32;
+using cjax::testing::i32;
 
 namespace {
-ShapeDtype f32(Shape s) {
-  return ShapeDtype{DType::f32, std::move(s)};
-}
-ShapeDtype i32(Shape s) {
-  return ShapeDtype{DType::i32, std::move(s)};
-}
 
 template <class F, class... A>
 std::string trace(F f, const A&... a) {

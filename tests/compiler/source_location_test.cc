@@ -6,14 +6,13 @@
 #include <string>
 
 #include "compiler/cjax.h"
+#include "tests/compiler/compiler_test_util.h"
 
 using namespace cjax;
+using cjax::testing::f32;
+using cjax::testing::i32;
 
 namespace {
-
-ShapeDtype f32(Shape s) {
-  return ShapeDtype{DType::f32, std::move(s)};
-}
 
 // 1-based column of the first occurrence of `what` in `line`, plus `offset`.
 uint32_t col(const std::string& line, const std::string& what, size_t offset = 0) {

@@ -9,7 +9,10 @@
 
 using namespace cjax;
 
-namespace {
+// In a namespace of its own, tests included: checkpoint_residuals_test.cc has a g, f and kDotLine
+// of its own and may share a unity-build unit with this file, and neither may rename them (the
+// eqns' source locations name g).
+namespace tutorial_test {
 
 // As in the tutorial: y = jnp.dot(W, x); return jnp.sin(y).
 Array g(const Array& W, const Array& x) {
@@ -21,8 +24,6 @@ constexpr uint32_t kDotLine = __LINE__ - 3;
 Array f(const Array& W1, const Array& W2, const Array& W3, const Array& x) {
   return g(W3, g(W2, g(W1, x)));
 }
-
-}  // namespace
 
 TEST_CASE("make_jaxpr of the tutorial's f prints as JAX prints it") {
   Jaxpr j = make_jaxpr(f, {"W1", "W2", "W3", "x"}, "f")(
@@ -61,3 +62,5 @@ TEST_CASE("eqns record the user's file, line, column and function") {
         "tests/compiler/tutorial_test.cc:" + std::to_string(kDotLine + 1) + ":" +
             std::to_string(sin_line.find('(') + 1) + " (g)");
 }
+
+}  // namespace tutorial_test

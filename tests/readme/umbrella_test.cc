@@ -10,7 +10,7 @@ namespace {
 namespace np = cjax::numpy;
 using cjax::Array;
 
-Array g(const Array& W, const Array& x) {
+Array sum_sin_dot(const Array& W, const Array& x) {
   return np::sum(np::sin(np::dot(W, x)));
 }
 
@@ -25,7 +25,7 @@ TEST_CASE("<cjax/cjax.h> declares the checkpoint policies and grad's options") {
   };
   Array W = np::ones({3, 3}), x = np::ones({3});
   for (const cjax::PolicyRef& p : policies) {
-    Array dx = cjax::grad(cjax::checkpoint(g, p), cjax::argnums<1>)(W, x);
+    Array dx = cjax::grad(cjax::checkpoint(sum_sin_dot, p), cjax::argnums<1>)(W, x);
     CHECK(dx.shape() == cjax::Shape{3});
   }
   auto sum_at = [](const Array& v, const Array& i) {

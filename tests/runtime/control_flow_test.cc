@@ -7,20 +7,6 @@ using namespace cjax::runtime;
 using namespace cjax::runtime::testing;
 
 namespace {
-const Primitive add_p = make_prim("add");
-const Primitive sub_p = make_prim("sub");
-const Primitive mul_p = make_prim("mul");
-const Primitive lt_p = make_prim("lt");
-const Primitive sin_p = make_prim("sin");
-const Primitive psum_p = make_prim("psum");
-
-ShapedArray f32a(Shape s = {}) {
-  return ShapedArray(DType::f32, std::move(s));
-}
-ShapedArray i32a(Shape s = {}) {
-  return ShapedArray(DType::i32, std::move(s));
-}
-
 // { lambda ; x:f32[] . let y = <prim> x c in (y,) } for a literal c.
 std::shared_ptr<const Jaxpr> unary_with_literal(const Primitive& p, double c) {
   Jaxpr j;

@@ -9,10 +9,6 @@ using namespace cjax::runtime;
 using namespace cjax::runtime::testing;
 
 namespace {
-const Primitive add_p = make_prim("add");
-const Primitive mul_p = make_prim("mul");
-const Primitive sin_p = make_prim("sin");
-const Primitive psum_p = make_prim("psum");
 
 // { lambda a:f32[3]; b:f32[3]. let c = mul b 2.0:f32[]; d = add c a; e = sin d in (e, c, 7:i32[]) }
 Jaxpr small_jaxpr(bool attach_const) {

@@ -18,6 +18,21 @@ inline Primitive make_prim(std::string name, bool higher_order = false) {
   return p;
 }
 
+// The primitives the hand-built jaxprs use (kernels dispatch by name).
+inline const Primitive add_p = make_prim("add");
+inline const Primitive sub_p = make_prim("sub");
+inline const Primitive mul_p = make_prim("mul");
+inline const Primitive lt_p = make_prim("lt");
+inline const Primitive sin_p = make_prim("sin");
+inline const Primitive psum_p = make_prim("psum");
+
+inline ShapedArray f32a(Shape s = {}) {
+  return ShapedArray(DType::f32, std::move(s));
+}
+inline ShapedArray i32a(Shape s = {}) {
+  return ShapedArray(DType::i32, std::move(s));
+}
+
 inline Eqn make_eqn(const Primitive& p, std::vector<Atom> in, std::vector<Var> out,
                     Params params = {}) {
   Eqn e;

@@ -2,6 +2,7 @@
 #include <limits>
 
 #include "ir/errors.h"
+#include "jaxpr_builder.h"
 #include "runtime_test_util.h"
 
 using namespace cjax;
@@ -10,9 +11,6 @@ using namespace cjax::runtime::testing;
 
 namespace {
 const float kNaNf = std::numeric_limits<float>::quiet_NaN();
-ShapedArray f32a(Shape s) {
-  return ShapedArray(DType::f32, std::move(s));
-}
 Params axes(std::vector<int64_t> a) {
   return {{"axes", ParamValue::ints(a)}, {"out_sharding", NoneParam{}}};
 }

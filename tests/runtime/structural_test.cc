@@ -1,4 +1,5 @@
 #include "ir/errors.h"
+#include "jaxpr_builder.h"
 #include "runtime_test_util.h"
 
 using namespace cjax;
@@ -6,9 +7,6 @@ using namespace cjax::runtime;
 using namespace cjax::runtime::testing;
 
 namespace {
-ShapedArray f32a(Shape s) {
-  return ShapedArray(DType::f32, std::move(s));
-}
 Buffer iota6() {
   return f32({2, 3}, {0, 1, 2, 3, 4, 5});
 }
