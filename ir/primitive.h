@@ -39,6 +39,10 @@ struct Primitive {
   bool opaque = false;
   // Higher-order primitives hold jaxprs in params (remat2, jit, scan, cond, while, ...).
   bool higher_order = false;
+  // Call-like primitives apply the jaxpr held in this param to their operands, one to one, and
+  // return its outputs (jit's "jaxpr", custom_jvp_call's "call_jaxpr"); empty for the others.
+  // Passes and back ends that see through calls find them by this trait (ir/call_body.h).
+  std::string call_body;
   // Elementwise arithmetic: each output element depends only on the operands' elements at the
   // same index (scalar operands broadcast). Such eqns fuse into one loop and are cheap to
   // recompute (passes/recompute_residuals.h).

@@ -6,6 +6,7 @@
 #include <typeinfo>
 #include <unordered_map>
 
+#include "ir/call_body.h"
 #include "ir/errors.h"
 #include "ir/liveness.h"
 #include "runtime/dtype_dispatch.h"
@@ -92,6 +93,20 @@ std::vector<Buffer> eval_impl(const Jaxpr& jaxpr, std::span<const Buffer> consts
   return results;
 }
 
+// The body's results are the call's outputs, forwarded rather than copied.
+void run_call(const Primitive& prim, const Params& params, std::span<const Buffer> in,
+              std::span<Buffer> out) {
+  const Jaxpr* body = call_body(prim, params);
+  if (!body)
+    throw TypeError(
+        fmt::format("interpreter: {}: param '{}' holds no jaxpr", prim.name, prim.call_body));
+  std::vector<Buffer> results = eval_jaxpr(*body, in);
+  if (results.size() != out.size())
+    throw TypeError(fmt::format("interpreter: {}: the body returns {} values for {} outputs",
+                                prim.name, results.size(), out.size()));
+  std::move(results.begin(), results.end(), out.begin());
+}
+
 }  // namespace
 
 std::vector<Buffer> eval_jaxpr(const Jaxpr& jaxpr, std::span<const Buffer> args) {
@@ -113,7 +128,9 @@ std::vector<Buffer> eval_jaxpr(const Jaxpr& jaxpr, std::span<const Buffer> const
 std::vector<Buffer> apply_primitive(const Primitive& prim, const Params& params,
                                     std::span<const Buffer> inputs,
                                     std::span<const ShapedArray> out_avals) {
-  std::optional<KernelEntry> entry = find_kernel(prim.name);
+  // A call-like primitive (jit, remat2, custom_jvp_call, ...) runs its body, found by its trait.
+  const bool call = !prim.call_body.empty();
+  std::optional<KernelEntry> entry = call ? KernelEntry{nullptr, true} : find_kernel(prim.name);
   if (!entry)
     throw UnsupportedError(fmt::format("interpreter: no kernel for primitive '{}'", prim.name));
   for (size_t i = 0; i < inputs.size(); ++i)
@@ -124,7 +141,10 @@ std::vector<Buffer> apply_primitive(const Primitive& prim, const Params& params,
     for (size_t i = 0; i < out_avals.size(); ++i) outs[i] = Buffer::allocate(out_avals[i]);
   try {
     CurrentPrimitiveScope scope(prim.name);
-    entry->kernel(params, inputs, outs);
+    if (call)
+      run_call(prim, params, inputs, outs);
+    else
+      entry->kernel(params, inputs, outs);
   } catch (const Error& e) {
     // A plain Error from a param accessor ("missing param 'axes'") gets the primitive's name;
     // the typed errors of kernels already carry it.

@@ -12,6 +12,7 @@
 #include <mutex>
 
 #include "compiler/lower/fold_transposes.h"
+#include "ir/call_body.h"
 #include "ir/errors.h"
 #include "ir/primitive.h"
 
@@ -38,29 +39,6 @@ class Table final : public LowerRuleTable {
  private:
   std::map<std::string, LowerRule, std::less<>> rules_;
 };
-
-// Call-like primitives are lowered by lowering their callee inline: a jit boundary means nothing
-// to one compiled function, and remat2 has done its work once the backward program exists.
-const Jaxpr* callee_of(const Eqn& e) {
-  static const char* const kCalls[] = {"jit",
-                                       "pjit",
-                                       "closed_call",
-                                       "core_call",
-                                       "xla_call",
-                                       "remat2",
-                                       "remat",
-                                       "checkpoint",
-                                       "custom_jvp_call",
-                                       "custom_vjp_call",
-                                       "custom_vjp_call_jaxpr"};
-  bool is_call = false;
-  for (const char* c : kCalls) is_call = is_call || e.prim->name == c;
-  if (!is_call) return nullptr;
-  for (const char* key : {"jaxpr", "call_jaxpr", "fun_jaxpr"})
-    if (const ParamValue* v = e.params.find(key); v && v->is<JaxprRef>() && v->as<JaxprRef>())
-      return v->as<JaxprRef>().get();
-  return nullptr;
-}
 
 std::string location_of(const Eqn& e) {
   return e.source.known() ? " at " + e.source.summarize() : "";
@@ -127,7 +105,10 @@ std::vector<mlir::Value> lower_jaxpr_body(LoweringState& state, const Jaxpr& pro
     std::vector<mlir::Value> ins;
     for (const Atom& a : e.inputs) ins.push_back(value_of(a));
     std::vector<mlir::Value> outs;
-    if (const Jaxpr* callee = callee_of(e)) {
+    // A call-like eqn (ir/call_body.h) is lowered by lowering its body inline: a jit boundary
+    // means nothing to one compiled function, and remat2 has done its work once the backward
+    // program exists.
+    if (const Jaxpr* callee = call_body(e)) {
       outs = lower_jaxpr_body(state, *callee, ins);
     } else {
       const LowerRule* rule = find_lower_rule(e.prim->name);

@@ -155,6 +155,7 @@ AvalList device_put_rule(Avals in, const Params& params) {
 void register_calls(PrimitiveTable& table) {
   Primitive jit = make_primitive("jit", call_rule("jit", "jaxpr"));
   jit.higher_order = true;
+  jit.call_body = "jaxpr";
   jit.print_params = jit_print;
   jit.canonicalize_params = jit_canonicalize;
   table.add(std::move(jit));
@@ -162,10 +163,12 @@ void register_calls(PrimitiveTable& table) {
   // remat2[differentiated jaxpr policy prevent_cse]: all params printed, sorted.
   Primitive remat = make_primitive("remat2", call_rule("remat2", "jaxpr"));
   remat.higher_order = true;
+  remat.call_body = "jaxpr";
   table.add(std::move(remat));
 
   Primitive jvp = make_primitive("custom_jvp_call", call_rule("custom_jvp_call", "call_jaxpr"));
   jvp.higher_order = true;
+  jvp.call_body = "call_jaxpr";
   jvp.print_params = custom_jvp_print;
   // jax 0.4.x printed the rule as `jvp_jaxpr_thunk=<function ...>`; current JAX prints `jvp=`.
   jvp.canonicalize_params = [](Params& p) { rename(p, "jvp_jaxpr_thunk", "jvp"); };
@@ -173,6 +176,7 @@ void register_calls(PrimitiveTable& table) {
 
   Primitive vjp = make_primitive("custom_vjp_call", call_rule("custom_vjp_call", "call_jaxpr"));
   vjp.higher_order = true;
+  vjp.call_body = "call_jaxpr";
   vjp.print_params = custom_vjp_print;
   vjp.canonicalize_params = [](Params& p) {
     rename(p, "fun_jaxpr", "call_jaxpr");

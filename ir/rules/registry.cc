@@ -58,6 +58,15 @@ std::string_view current_name(std::string_view name) {
   return name;
 }
 
+// Call primitives of older JAX that cjax reads but has no rules for: the interpreter and the CPU
+// back end still run their bodies (Primitive::call_body).
+std::string_view retired_call_body(std::string_view name) {
+  if (name == "closed_call" || name == "core_call") return "call_jaxpr";
+  if (name == "remat" || name == "checkpoint") return "jaxpr";
+  if (name == "custom_vjp_call_jaxpr") return "fun_jaxpr";
+  return {};
+}
+
 // Fills the dtype text of an opaque-dtype output (e.g. `key<fry>`) from the first opaque input,
 // so structural ops on extended dtypes keep printing their type.
 void carry_opaque_dtype_text(std::span<const ShapedArray> in, std::vector<ShapedArray>& out) {
@@ -97,6 +106,7 @@ const Primitive& opaque_primitive(std::string_view name) {
   auto prim = std::make_unique<Primitive>();
   prim->name = std::string(name);
   prim->opaque = true;
+  prim->call_body = std::string(retired_call_body(name));
   // Params of an unknown primitive are kept verbatim and print in the order they were read.
   prim->print_params = [](const Params& params) {
     std::vector<ParamRef> out;

@@ -4,6 +4,7 @@
 #include <set>
 #include <string>
 
+#include "ir/call_body.h"
 #include "ir/primitive.h"
 
 namespace cjax::memory {
@@ -60,17 +61,9 @@ const Jaxpr* jaxpr_param(const Params& p, std::string_view key) {
 
 }  // namespace
 
-const Jaxpr* callee_of(const Eqn& eqn) {
-  const std::string_view n = eqn.prim->name;
-  if (n == "scan" || n == "while" || n == "cond") return nullptr;
-  for (const char* key : {"jaxpr", "call_jaxpr", "fun_jaxpr"})
-    if (const Jaxpr* j = jaxpr_param(eqn.params, key)) return j;
-  return nullptr;
-}
-
 double eqn_flops(const Eqn& eqn) {
   const std::string_view n = eqn.prim->name;
-  if (const Jaxpr* body = callee_of(eqn)) return jaxpr_flops(*body);
+  if (const Jaxpr* body = call_body(eqn)) return jaxpr_flops(*body);
   if (n == "scan") {
     const Jaxpr* body = jaxpr_param(eqn.params, "jaxpr");
     return body ? static_cast<double>(eqn.params.get_int("length")) * jaxpr_flops(*body) : 0;

@@ -13,7 +13,4 @@ namespace cjax::memory {
 double eqn_flops(const Eqn& eqn);
 double jaxpr_flops(const Jaxpr& jaxpr);
 
-// The jaxpr a call-like eqn runs (jit/pjit/remat2/closed_call/custom_*_call), or nullptr.
-const Jaxpr* callee_of(const Eqn& eqn);
-
 }  // namespace cjax::memory

@@ -6,6 +6,7 @@
 #include <memory>
 #include <unordered_map>
 
+#include "ir/call_body.h"
 #include "ir/liveness.h"
 #include "ir/primitive.h"
 #include "passes/inline.h"
@@ -111,7 +112,7 @@ class Simulator {
     for (size_t k = 0; k < jaxpr.eqns.size(); ++k) {
       const Eqn& eqn = jaxpr.eqns[k];
       // A call's body is expanded: its eqns get their own points.
-      const Jaxpr* body = callee_of(eqn);
+      const Jaxpr* body = call_body(eqn);
       if (points && !body) t_.window = t_.live;
       std::vector<Ref> inputs;
       for (const Atom& a : eqn.inputs) inputs.push_back(read(a));
@@ -134,7 +135,7 @@ class Simulator {
   std::vector<Ref> apply(const Eqn& eqn, const std::vector<Ref>& in) {
     const std::string_view name = eqn.prim->name;
     if (forwards_operands(name)) return in;
-    if (const Jaxpr* body = callee_of(eqn)) return call(*body, in);
+    if (const Jaxpr* body = call_body(eqn)) return call(*body, in);
     if (name == "scan") return scan(eqn, in);
     if (name == "while") return while_loop(eqn, in);
     if (name == "cond") return cond(eqn, in);
@@ -304,7 +305,7 @@ class CotangentFreeFlops {
         any = any || in.back();
       }
       std::vector<bool> out(e.outputs.size(), any);
-      if (const Jaxpr* body = callee_of(e); body && any) {
+      if (const Jaxpr* body = call_body(e); body && any) {
         CtFlow inner = (*this)(*body, in);
         r.flops += inner.flops;
         out = inner.out_dep;

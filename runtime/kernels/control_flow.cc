@@ -1,7 +1,7 @@
-// Higher-order primitives, evaluated by running their jaxprs with eval_jaxpr: call-like ones
-// (jit, pjit, closed_call, remat2 / checkpoint, custom_jvp_call, custom_vjp_call, ...), cond,
-// while and scan. They produce their outputs (OutputMode::produced), forwarding the inner
-// results instead of copying them.
+// Control flow, evaluated by running its jaxprs with eval_jaxpr: cond, while and scan. They
+// produce their outputs (OutputMode::produced), forwarding the inner results instead of copying
+// them. (Call-like primitives, jit, remat2 and the rest, are run by apply_primitive itself, found
+// by their trait: Primitive::call_body.)
 #include <algorithm>
 
 #include "ir/jaxpr.h"
@@ -19,20 +19,6 @@ void assign_outputs(std::span<Buffer> out, std::vector<Buffer> results) {
     kernel_type_error("the inner jaxpr returns {} values for {} outputs", results.size(),
                       out.size());
   std::move(results.begin(), results.end(), out.begin());
-}
-
-// The callee of a call-like primitive: `jaxpr` (jit, pjit, remat2), `call_jaxpr`
-// (custom_jvp_call, custom_vjp_call, closed_call, xla_call) or `fun_jaxpr` (older
-// custom_vjp_call_jaxpr).
-const Jaxpr& callee(const Params& params) {
-  for (const char* key : {"jaxpr", "call_jaxpr", "fun_jaxpr"})
-    if (const ParamValue* v = params.find(key); v && v->is<JaxprRef>() && v->as<JaxprRef>())
-      return *v->as<JaxprRef>();
-  kernel_type_error("no jaxpr param (jaxpr, call_jaxpr or fun_jaxpr)");
-}
-
-void call_kernel(const Params& params, std::span<const Buffer> in, std::span<Buffer> out) {
-  assign_outputs(out, run(callee(params), in));
 }
 
 const Jaxpr& jaxpr_param(const Params& params, std::string_view key) {
@@ -167,10 +153,6 @@ void scan_kernel(const Params& params, std::span<const Buffer> in, std::span<Buf
 }  // namespace
 
 void register_control_flow_kernels(KernelRegistry& r) {
-  for (const char* name :
-       {"jit", "pjit", "closed_call", "core_call", "xla_call", "remat2", "remat", "checkpoint",
-        "custom_jvp_call", "custom_vjp_call", "custom_vjp_call_jaxpr"})
-    r.add(name, call_kernel, OutputMode::produced);
   r.add("cond", cond_kernel, OutputMode::produced);
   r.add("while", while_kernel, OutputMode::produced);
   r.add("scan", scan_kernel, OutputMode::produced);

@@ -8,6 +8,7 @@
 
 #include "compiler/cjax.h"
 #include "examples/registry.h"
+#include "ir/call_body.h"
 #include "ir/errors.h"
 #include "ir/parse/parser.h"
 #include "ir/primitive.h"
@@ -79,7 +80,7 @@ bool close(const std::vector<std::vector<double>>& a, const std::vector<std::vec
 size_t count_remat(const Jaxpr& j) {
   size_t n = 0;
   for (const Eqn& e : j.eqns)
-    if (const Jaxpr* body = callee_of(e)) n += (e.prim->name == "remat2") + count_remat(*body);
+    if (const Jaxpr* body = call_body(e)) n += (e.prim->name == "remat2") + count_remat(*body);
   return n;
 }
 

@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "examples/registry.h"
+#include "ir/call_body.h"
 #include "passes/memory/flops.h"
 #include "passes/memory/memory_model.h"
 #include "passes/policies.h"
@@ -32,7 +33,7 @@ TEST_CASE("memory: the model's peak is the interpreter's measured peak, under ev
       CHECK(m.live.size() >= r.fwd.eqns.size() + r.bwd.eqns.size() -
                                  static_cast<size_t>(std::count_if(
                                      r.bwd.eqns.begin(), r.bwd.eqns.end(),
-                                     [](const Eqn& e) { return callee_of(e) != nullptr; })));
+                                     [](const Eqn& e) { return call_body(e) != nullptr; })));
       CHECK(m.boundary >= r.fwd.eqns.size());
       CHECK(m.boundary < m.live.size());
       CHECK(*std::max_element(m.live.begin(), m.live.end()) == m.peak_bytes);

@@ -11,6 +11,7 @@
 
 #include "ir/jaxpr.h"
 #include "ir/primitive.h"
+#include "ir/rules/registry.h"
 #include "runtime/buffer.h"
 #include "runtime/interpreter.h"
 
@@ -48,11 +49,12 @@ inline Buffer i32_scalar(int32_t v) {
   return i32({}, {v});
 }
 
+// The primitive of the table (or, for a name it does not know, the opaque one the parser would
+// make): call-like primitives are run by their trait, other kernels are found by name.
 inline std::vector<Buffer> apply(const std::string& name, const Params& params,
                                  std::vector<Buffer> inputs, std::vector<ShapedArray> outs) {
-  Primitive p;
-  p.name = name;
-  return apply_primitive(p, params, inputs, outs);
+  const Primitive* known = find_primitive(name);
+  return apply_primitive(known ? *known : opaque_primitive(name), params, inputs, outs);
 }
 inline Buffer apply1(const std::string& name, const Params& params, std::vector<Buffer> inputs,
                      ShapedArray out) {
