@@ -10,12 +10,11 @@
 #include <chrono>
 #include <vector>
 
-#include "compiler/autodiff_core.h"
 #include "compiler/cjax.h"
 #include "compiler/lower/executable.h"
 #include "examples/registry.h"
 #include "ir/parse/parser.h"
-#include "passes/dce.h"
+#include "passes/pipeline.h"
 #include "runtime/blas_dot.h"
 
 namespace cjax {
@@ -33,9 +32,10 @@ struct CompiledStep {
 CompiledStep compile_step(const char* name, bool jax_residuals = false) {
   const examples::Example& ex = examples::get(name);
   Jaxpr j = ex.make_jaxpr();
-  detail::VjpPrograms p = detail::vjp_programs(j, {true});
-  p.bwd = dce(p.bwd, {false, true, true, false}).jaxpr;
-  if (!jax_residuals) detail::recompute_cheap_residuals(p);
+  StepOptions options;
+  options.wrt = {false, true, true, false};
+  options.recompute_cheap_residuals = !jax_residuals;
+  TrainingStep p = training_step(j, options);
   return {lower::compile(p.fwd, name), lower::compile(p.bwd, name), ex.default_inputs(),
           runtime::Buffer::full(j.out_avals()[0], 1.0)};
 }
@@ -185,7 +185,9 @@ void chain(benchmark::State& state, bool compile) {
       return jnp::sum(h);
     };
     Jaxpr j = make_jaxpr(loss)(ws, bs, x0);
-    detail::VjpPrograms p = detail::vjp_programs(j, {true});
+    StepOptions options;
+    options.recompute_cheap_residuals = false;
+    TrainingStep p = training_step(j, options);
     if (!compile) continue;
     auto fwd = lower::compile(p.fwd, "chain"), bwd = lower::compile(p.bwd, "chain");
     functions = fwd->compile_stats().functions + bwd->compile_stats().functions;

@@ -7,11 +7,8 @@
 #include "compiler/lax.h"
 #include "compiler/numpy.h"
 #include "ir/errors.h"
-#include "passes/ad_rules/ops.h"
-#include "passes/dce.h"
 #include "passes/jvp.h"
-#include "passes/recompute_residuals.h"
-#include "passes/transpose.h"
+#include "passes/pipeline.h"
 #include "passes/vjp.h"
 
 namespace cjax::detail {
@@ -118,90 +115,18 @@ std::vector<Array> LinearizedFlat::apply(std::span<const Array> tangents) const 
 
 // ---- vjp ------------------------------------------------------------------------------------
 
-VjpPrograms vjp_programs(const Jaxpr& jaxpr, const std::vector<bool>& out_differentiated) {
-  size_t m = jaxpr.outvars.size();
-  bool all = true;
-  for (size_t i = 0; i < out_differentiated.size() && i < m; ++i)
-    all = all && out_differentiated[i];
-  if (all) {
-    VjpResult r = vjp_jaxpr(jaxpr);
-    return {std::move(r.fwd), std::move(r.bwd), r.num_residuals};
-  }
-  if (out_differentiated.size() != m)
-    throw Error(fmt::format("vjp: {} output flags for {} outputs", out_differentiated.size(), m));
-
-  LinearizeResult lin = linearize_jaxpr(jaxpr);
-  // The linear program's outputs are the tangents of the outputs in out_nonzero; keep those of
-  // the differentiated outputs.
-  std::vector<bool> keep;
-  for (size_t i = 0; i < m; ++i)
-    if (lin.out_nonzero[i]) keep.push_back(out_differentiated[i]);
-  DceResult live = dce(lin.lin, keep);
-  size_t num_res = lin.num_residuals;
-  std::vector<Var> lin_invars;
-  std::vector<size_t> kept_res;
-  for (size_t r = 0; r < num_res; ++r)
-    if (live.used_inputs[r]) {
-      lin_invars.push_back(live.jaxpr.invars[r]);
-      kept_res.push_back(r);
-    }
-  lin_invars.insert(lin_invars.end(),
-                    live.jaxpr.invars.begin() + static_cast<std::ptrdiff_t>(num_res),
-                    live.jaxpr.invars.end());
-  live.jaxpr.invars = std::move(lin_invars);
-  std::vector<bool> linear(kept_res.size(), false);
-  linear.resize(live.jaxpr.invars.size(), true);
-  Jaxpr bwd_nz = transpose_jaxpr(live.jaxpr, linear);
-
-  VjpPrograms out;
-  out.fwd = std::move(lin.fwd);
-  std::vector<Atom> fwd_outs(out.fwd.outvars.begin(),
-                             out.fwd.outvars.begin() + static_cast<std::ptrdiff_t>(m));
-  for (size_t r : kept_res) fwd_outs.push_back(out.fwd.outvars[m + r]);
-  out.fwd.outvars = std::move(fwd_outs);
-  out.num_residuals = kept_res.size();
-
-  // (residuals..., one cotangent per differentiated output) -> one cotangent per input.
-  JaxprBuilder b;
-  std::vector<Var> invars(bwd_nz.invars.begin(),
-                          bwd_nz.invars.begin() + static_cast<std::ptrdiff_t>(kept_res.size()));
-  size_t next_ct = kept_res.size();
-  for (size_t i = 0; i < m; ++i) {
-    if (!out_differentiated[i]) continue;
-    if (lin.out_nonzero[i]) {
-      invars.push_back(bwd_nz.invars[next_ct++]);
-    } else {
-      invars.emplace_back(strong(jaxpr.outvars[i].aval()));
-    }
-  }
-  for (Eqn& e : bwd_nz.eqns) b.append(std::move(e));
-  std::vector<Atom> outvars;
-  size_t next_out = 0;
-  for (size_t i = 0; i < jaxpr.invars.size(); ++i) {
-    if (lin.in_differentiable[i])
-      outvars.push_back(bwd_nz.outvars[next_out++]);
-    else
-      outvars.push_back(ad::zeros_like_aval(b, strong(jaxpr.invars[i].aval())));
-  }
-  out.bwd = b.build(std::move(invars), std::move(outvars), bwd_nz.constvars, bwd_nz.consts);
-  return out;
-}
-
-size_t recompute_cheap_residuals(VjpPrograms& p) {
-  ResidualSplit s = cjax::recompute_cheap_residuals(p.fwd, p.bwd, p.num_residuals);
-  p = {std::move(s.fwd), std::move(s.bwd), s.num_residuals};
-  return s.recomputed;
-}
-
 VjpFlat::VjpFlat(const ClosedTrace& f, std::span<const Array> primals,
                  const std::vector<bool>& out_differentiated) {
   const Jaxpr& j = f.jaxpr;
   check_count("vjp", "primals", primals.size(), j.invars.size());
-  VjpPrograms p = vjp_programs(j, out_differentiated);
+  // When compiled code runs these programs, they keep fewer residuals and recompute the cheap
+  // ones in the backward loops. (Under a trace the programs are inlined, and what is printed
+  // stays JAX's.)
+  StepOptions options;
+  options.out_differentiated = out_differentiated;
+  options.recompute_cheap_residuals = !is_tracing() && current_backend() && !interpreter_forced();
+  TrainingStep p = training_step(j, options);
   expect_no_consts("vjp", p.bwd);
-  // Compiled code runs these programs: keep fewer residuals and recompute the cheap ones in the
-  // backward loops. (Under a trace the programs are inlined, and what is printed stays JAX's.)
-  if (!is_tracing() && current_backend() && !interpreter_forced()) recompute_cheap_residuals(p);
   std::vector<Array> all = eval_jaxpr(p.fwd, f.consts, primals);
   size_t m = j.outvars.size();
   outs_.assign(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(m));

@@ -96,21 +96,6 @@ class VjpFlat {
   std::vector<ShapedArray> ct_avals_;
 };
 
-// The vjp passes with a choice of differentiated outputs: vjp_jaxpr when every output is
-// differentiated (JAX's residual order and programs), otherwise the linear program is cut down
-// to the differentiated outputs before transposing, and residuals it no longer reads are dropped
-// from the forward program. bwd takes (residuals..., one cotangent per differentiated output).
-struct VjpPrograms {
-  Jaxpr fwd, bwd;
-  size_t num_residuals = 0;
-};
-VjpPrograms vjp_programs(const Jaxpr& jaxpr, const std::vector<bool>& out_differentiated);
-
-// Turns `p` into the pair compiled code runs (grad and vjp on concrete arrays, `cjax bench`):
-// cheap residuals recomputed by the backward program (passes/recompute_residuals.h). Returns how
-// many of the residuals are recomputed.
-size_t recompute_cheap_residuals(VjpPrograms& p);
-
 // grad's checks on the (single) differentiated output; `api` names the caller in messages.
 void check_grad_output(std::string_view api, size_t num_leaves, const ShapedArray* aval);
 

@@ -33,4 +33,11 @@ struct VjpResult {
 
 VjpResult vjp_jaxpr(const Jaxpr& jaxpr);
 
+// vjp_jaxpr with a choice of differentiated outputs (`out_differentiated[i]`: output i gets a
+// cotangent). With every output differentiated (or an empty mask) it is vjp_jaxpr, JAX's programs;
+// otherwise the linear program is cut down to the differentiated outputs before transposing, the
+// residuals it no longer reads are dropped from the forward program, and bwd reads
+// (residuals..., one cotangent per differentiated output).
+VjpResult vjp_jaxpr(const Jaxpr& jaxpr, const std::vector<bool>& out_differentiated);
+
 }  // namespace cjax

@@ -17,7 +17,6 @@
 #include <unordered_set>
 
 #include "compiler/lower/async_tasks.h"
-#include "compiler/lower/fold_transposes.h"
 #include "compiler/lower/lowering.h"
 #include "compiler/lower/pipeline.h"
 #include "compiler/lower/runtime_symbols.h"
@@ -25,7 +24,8 @@
 #include "compiler/lower/target_cpu.h"
 #include "compiler/memory_check.h"
 #include "ir/errors.h"
-#include "passes/inline.h"
+#include "ir/primitive.h"
+#include "passes/pipeline.h"
 
 namespace cjax::lower {
 
@@ -171,23 +171,6 @@ void plan_whole(Executable::Impl& impl, mlir::ModuleOp module, const Jaxpr& jaxp
   impl.steps.push_back(std::move(step));
 }
 
-// `jaxpr` with its top-level jit and remat2 calls replaced by their bodies, so that segments cut
-// through them; a jit body with consts stays a call (inline_calls cannot take it), lowered whole.
-Jaxpr inline_top_level_calls(const Jaxpr& jaxpr) {
-  bool jit = false, inlinable = true, remat = false;
-  for (const Eqn& e : jaxpr.eqns) {
-    if (e.prim->name == "jit") {
-      jit = true;
-      const ParamValue* body = e.params.find("jaxpr");
-      inlinable = inlinable && body && body->is<JaxprRef>() && body->as<JaxprRef>() &&
-                  body->as<JaxprRef>()->constvars.empty();
-    }
-    remat = remat || e.prim->name == "remat2";
-  }
-  if (jit && inlinable) return expand_remat(inline_calls(jaxpr));  // bodies may hold remat2 too
-  return remat ? expand_remat(jaxpr) : jaxpr;
-}
-
 // A segment starts at every dot_general (a layer's product and the elementwise work after it
 // are one segment, whether the product is a loop nest or a call into OpenBLAS) and at every
 // eqn the back end runs through a runtime call.
@@ -206,10 +189,10 @@ struct Segmentation {
 
 Segmentation segment(const Jaxpr& program, const CompileOptions& options) {
   Segmentation out;
-  // Calls inlined and transposed dots folded first, so that no segment boundary separates a
-  // dot from the transpose folded into it; values passed through a barrier or a name are read
-  // from where they were computed (a segment returning them would copy them).
-  out.jaxpr = fold_transposed_dots(drop_forwarding_eqns(inline_top_level_calls(program)));
+  // Prepared first (calls inlined, transposed dots folded), so that no segment boundary
+  // separates a dot from the transpose folded into it; values passed through a barrier or a name
+  // are read from where they were computed (a segment returning them would copy them).
+  out.jaxpr = prepare_for_lowering(program);
   out.segments = split_into_segments(out.jaxpr, options.max_segment_eqns, starts_segment);
   std::unordered_set<std::string> seen;
   for (size_t k = 0; k < out.segments.size(); ++k) {

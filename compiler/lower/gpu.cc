@@ -14,6 +14,7 @@
 #include "compiler/lower/lowering.h"
 #include "compiler/lower/pipeline.h"
 #include "ir/errors.h"
+#include "passes/pipeline.h"
 
 namespace cjax::lower {
 namespace {
@@ -76,7 +77,7 @@ mlir::OwningOpRef<mlir::ModuleOp> lower_for_gpu(mlir::MLIRContext& ctx, Diagnost
   // The runtime calls' objects are needed only to run the module, which this stage does not.
   std::vector<std::unique_ptr<RuntimeCall>> calls;
   // Dots stay host calls on this path (cuBLAS is the plan): no native loops for them.
-  lower_function(*module, jaxpr, calls, where, "main", DotPath::blas);
+  lower_function(*module, prepare_for_lowering(jaxpr), calls, where, "main", DotPath::blas);
   verify_module(*module, diags);
   fuse_elementwise(*module);
   run_passes(*module, diags, gpu_pipeline(options, max_rank(jaxpr), to_binary),

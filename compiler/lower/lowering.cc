@@ -11,7 +11,6 @@
 #include <map>
 #include <mutex>
 
-#include "compiler/lower/fold_transposes.h"
 #include "ir/call_body.h"
 #include "ir/errors.h"
 #include "ir/primitive.h"
@@ -72,10 +71,8 @@ std::string unsupported_message(const EqnLowering& el, const std::string& what) 
                      el.state.where.empty() ? "" : " in " + el.state.where);
 }
 
-std::vector<mlir::Value> lower_jaxpr_body(LoweringState& state, const Jaxpr& program,
+std::vector<mlir::Value> lower_jaxpr_body(LoweringState& state, const Jaxpr& jaxpr,
                                           const std::vector<mlir::Value>& args) {
-  // Every body, the inlined call bodies too (a backward program's recomputation sits in one).
-  const Jaxpr jaxpr = fold_transposed_dots(program);
   std::unordered_map<const void*, mlir::Value> env;
   mlir::OpBuilder& b = state.b;
   const mlir::Location unknown = b.getUnknownLoc();

@@ -5,10 +5,9 @@
 #include <algorithm>
 #include <chrono>
 
-#include "compiler/autodiff_core.h"
 #include "compiler/lower/executable.h"
 #include "ir/errors.h"
-#include "passes/dce.h"
+#include "passes/pipeline.h"
 
 namespace cjax::lower {
 namespace {
@@ -37,14 +36,15 @@ StepReport bench_step(const Jaxpr& jaxpr, std::span<const runtime::Buffer> input
                     where, outs.size()));
   if (repetitions < 1) throw UsageError("bench: at least one repetition");
   StepReport r;
-  detail::VjpPrograms p = detail::vjp_programs(jaxpr, {true});
-  if (!wrt.empty()) {
-    if (wrt.size() != p.bwd.outvars.size())
-      throw UsageError(
-          fmt::format("bench: {} flags for {} gradients", wrt.size(), p.bwd.outvars.size()));
-    p.bwd = dce(p.bwd, wrt).jaxpr;  // the gradients nobody asked for are never computed
-  }
-  r.recomputed_residuals = detail::recompute_cheap_residuals(p);  // as grad runs them
+  if (!wrt.empty() && wrt.size() != jaxpr.invars.size())
+    throw UsageError(
+        fmt::format("bench: {} flags for {} gradients", wrt.size(), jaxpr.invars.size()));
+  // The step as grad runs it (cheap residuals recomputed); gradients nobody asked for are never
+  // computed.
+  StepOptions options;
+  options.wrt = wrt;
+  TrainingStep p = training_step(jaxpr, options);
+  r.recomputed_residuals = p.recomputed_residuals;
   r.repetitions = repetitions;
   auto fwd = compile(p.fwd, where + " (forward)");
   auto bwd = compile(p.bwd, where + " (backward)");

@@ -2,9 +2,9 @@
 // on the example's inputs: the results equal the interpreter's.
 #include <catch2/catch.hpp>
 
-#include "compiler/autodiff_core.h"
 #include "compiler/lower/executable.h"
 #include "examples/registry.h"
+#include "passes/vjp.h"
 #include "runtime/interpreter.h"
 #include "tests/lower/compare.h"
 
@@ -34,7 +34,7 @@ void check_every_example(const lower::CompileOptions& options) {
 
     const auto outs = jaxpr.out_avals();
     if (outs.size() != 1 || !is_floating(outs[0].dtype)) continue;
-    detail::VjpPrograms p = detail::vjp_programs(jaxpr, {true});
+    VjpResult p = vjp_jaxpr(jaxpr, {true});
     check_compiled_matches_interpreter(p.fwd, inputs, ex.name + " (forward)", options);
     auto fwd_out = runtime::eval_jaxpr(p.fwd, inputs);
     std::vector<runtime::Buffer> bwd_in(fwd_out.begin() + 1, fwd_out.end());

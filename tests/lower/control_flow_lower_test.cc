@@ -7,11 +7,11 @@
 
 #include <random>
 
-#include "compiler/autodiff_core.h"
 #include "compiler/cjax.h"
 #include "compiler/lower/executable.h"
 #include "examples/registry.h"
 #include "ir/parse/parser.h"
+#include "passes/vjp.h"
 #include "runtime/interpreter.h"
 #include "tests/lower/compare.h"
 
@@ -106,7 +106,7 @@ TEST_CASE("control-flow examples compile to scf loops and branches, forward and 
     check_matches(jaxpr, inputs, ex.name, &exe);
     check_native(jaxpr, *exe, ex.name);
 
-    detail::VjpPrograms p = detail::vjp_programs(jaxpr, {true});
+    VjpResult p = vjp_jaxpr(jaxpr, {true});
     check_matches(p.fwd, inputs, ex.name + " (forward)", &exe);
     check_native(p.fwd, *exe, ex.name + " (forward)");
     auto fwd_out = runtime::eval_jaxpr(p.fwd, inputs);
@@ -218,7 +218,7 @@ TEST_CASE("a traced reverse scan with a pytree carry, and its gradient", "[contr
   std::shared_ptr<const lower::Executable> exe;
   check_matches(j, in, "pytree carry", &exe);
   check_native(j, *exe, "pytree carry");
-  detail::VjpPrograms p = detail::vjp_programs(j, {true, true});
+  VjpResult p = vjp_jaxpr(j, {true, true});
   check_matches(p.fwd, in, "pytree carry (forward)", &exe);
   check_native(p.fwd, *exe, "pytree carry (forward)");
   auto fwd_out = runtime::eval_jaxpr(p.fwd, in);

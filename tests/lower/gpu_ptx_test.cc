@@ -7,10 +7,10 @@
 #include <filesystem>
 #include <fstream>
 
-#include "compiler/autodiff_core.h"
 #include "compiler/lower/gpu.h"
 #include "examples/registry.h"
 #include "ir/parse/parser.h"
+#include "passes/vjp.h"
 
 namespace cjax {
 namespace {
@@ -57,7 +57,7 @@ TEST_CASE("every example's kernels compile to PTX for sm_90 that ptxas accepts")
     check_ptx(j, ex.name, ptxas, modules);
     const auto outs = j.out_avals();
     if (outs.size() != 1 || !is_floating(outs[0].dtype)) continue;
-    detail::VjpPrograms p = detail::vjp_programs(j, {true});
+    VjpResult p = vjp_jaxpr(j, {true});
     check_ptx(p.bwd, ex.name + " (backward)", ptxas, modules);
   }
   CHECK(modules >= 20);

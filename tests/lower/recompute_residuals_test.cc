@@ -5,12 +5,12 @@
 
 #include <cstring>
 
-#include "compiler/autodiff_core.h"
 #include "compiler/cjax.h"
 #include "compiler/lower/executable.h"
 #include "examples/registry.h"
 #include "ir/parse/parser.h"
 #include "passes/recompute_residuals.h"
+#include "passes/vjp.h"
 #include "runtime/interpreter.h"
 #include "tests/lower/compare.h"
 
@@ -57,8 +57,7 @@ TEST_CASE("every example's step is unchanged, bit for bit, with cheap residuals 
     bool floats = true;
     for (const ShapedArray& a : j.out_avals()) floats = floats && is_floating(a.dtype);
     if (!floats) continue;
-    const detail::VjpPrograms p =
-        detail::vjp_programs(j, std::vector<bool>(j.outvars.size(), true));
+    const VjpResult p = vjp_jaxpr(j, std::vector<bool>(j.outvars.size(), true));
     const ResidualSplit s = recompute_cheap_residuals(p.fwd, p.bwd, p.num_residuals);
     CHECK(residual_bytes(s.fwd, s.num_residuals) <= residual_bytes(p.fwd, p.num_residuals));
     if (s.recomputed > 0) {
@@ -80,7 +79,7 @@ TEST_CASE("every example's step is unchanged, bit for bit, with cheap residuals 
 TEST_CASE("block/mlp keeps the dot, tanh and GELU outputs and recomputes the other three") {
   const examples::Example& ex = examples::get("block/mlp");
   const Jaxpr j = ex.make_jaxpr();
-  const detail::VjpPrograms p = detail::vjp_programs(j, {true});
+  const VjpResult p = vjp_jaxpr(j, {true});
   const ResidualSplit s = recompute_cheap_residuals(p.fwd, p.bwd, p.num_residuals);
   CHECK(s.recomputed == 3);  // 3·x², 1 − tanh(…) and 0.5·(1 + tanh(…))
   CHECK(s.num_residuals == p.num_residuals - 3);
@@ -107,7 +106,7 @@ TEST_CASE("an elementwise residual of a value nobody keeps stays a residual") {
   const Jaxpr j = make_jaxpr([](const Array& x, const Array& w) {
     return jnp::sum(jnp::sin(jnp::dot(x, w)));
   })(jnp::ones({2, 3}), jnp::ones({3, 4}));
-  const detail::VjpPrograms p = detail::vjp_programs(j, {true});
+  const VjpResult p = vjp_jaxpr(j, {true});
   const ResidualSplit s = recompute_cheap_residuals(p.fwd, p.bwd, p.num_residuals);
   CHECK(s.recomputed == 0);
   CHECK(s.num_residuals == p.num_residuals);
@@ -120,7 +119,7 @@ TEST_CASE("residuals recomputed from an argument make the argument a residual") 
     const Array y = x + 1.0;
     return jnp::sum(y * y);
   })(jnp::ones({5}));
-  const detail::VjpPrograms p = detail::vjp_programs(j, {true});
+  const VjpResult p = vjp_jaxpr(j, {true});
   REQUIRE(p.num_residuals == 1);
   const ResidualSplit s = recompute_cheap_residuals(p.fwd, p.bwd, p.num_residuals);
   CHECK(s.recomputed == 1);
@@ -134,7 +133,7 @@ TEST_CASE("transcendental residuals are kept, not recomputed") {
   // cos(x) and exp(sin(x)) would need a polynomial or libm call per element again.
   const Jaxpr j =
       make_jaxpr([](const Array& x) { return jnp::sum(jnp::exp(jnp::sin(x))); })(jnp::ones({5}));
-  const detail::VjpPrograms p = detail::vjp_programs(j, {true});
+  const VjpResult p = vjp_jaxpr(j, {true});
   const ResidualSplit s = recompute_cheap_residuals(p.fwd, p.bwd, p.num_residuals);
   CHECK(s.recomputed == 0);
   CHECK(s.num_residuals == p.num_residuals);
@@ -147,7 +146,7 @@ TEST_CASE("a residual the backward program feeds to a dot is kept") {
     const Array u = jnp::dot(x, w1);
     return jnp::sum(jnp::dot(u * u, w2));
   })(jnp::ones({2, 3}), jnp::ones({3, 4}), jnp::ones({4, 5}));
-  const detail::VjpPrograms p = detail::vjp_programs(j, {true});
+  const VjpResult p = vjp_jaxpr(j, {true});
   const ResidualSplit s = recompute_cheap_residuals(p.fwd, p.bwd, p.num_residuals);
   CHECK(s.recomputed == 0);
   bool keeps_h = false;

@@ -4,12 +4,12 @@
 #include <fmt/format.h>
 #include <catch2/catch.hpp>
 
-#include "compiler/autodiff_core.h"
 #include "compiler/cjax.h"
 #include "compiler/lower/executable.h"
 #include "compiler/lower/segments.h"
 #include "ir/parse/parser.h"
 #include "ir/rules/registry.h"
+#include "passes/vjp.h"
 #include "runtime/interpreter.h"
 #include "tests/lower/compare.h"
 
@@ -47,7 +47,7 @@ TEST_CASE("a deep chain's layers share compiled functions: their number does not
   for (int depth : {20, 60}) {
     INFO("depth " << depth);
     const Jaxpr j = tanh_chain(depth);
-    detail::VjpPrograms p = detail::vjp_programs(j, {true});
+    VjpResult p = vjp_jaxpr(j, {true});
     auto fwd = lower::compile(p.fwd, "chain", {.max_whole_eqns = 0});
     auto bwd = lower::compile(p.bwd, "chain", {.max_whole_eqns = 0});
     // One segment per dot at least; a handful of distinct functions whatever the depth.

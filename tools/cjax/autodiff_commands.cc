@@ -13,8 +13,8 @@
 #include "passes/dce.h"
 #include "passes/fwd_bwd_table.h"
 #include "passes/memory/budget.h"
+#include "passes/pipeline.h"
 #include "passes/policies.h"
-#include "passes/recompute_residuals.h"
 #include "passes/remat.h"
 #include "passes/saved_residuals.h"
 #include "passes/vjp.h"
@@ -98,22 +98,15 @@ int print_residuals(const AutodiffOptions& opts, bool bytes, bool json, std::ost
   });
 }
 
-namespace {
-
-// The vjp pair as compiled code runs it: cheap residuals recomputed (docs/backend.md).
-VjpResult as_compiled(const VjpResult& r) {
-  ResidualSplit s = recompute_cheap_residuals(r.fwd, r.bwd, r.num_residuals);
-  return {std::move(s.fwd), std::move(s.bwd), s.num_residuals};
-}
-
-}  // namespace
-
 int print_fwd_bwd(const AutodiffOptions& opts, const std::string& layout, const std::string& only,
                   bool compiled, std::ostream& out, std::ostream& err) {
   return guarded(err, describe(opts.src), [&] {
     PreparedProgram p = prepare_program(opts, err);
-    VjpResult r = vjp_jaxpr(p.jaxpr);
-    if (compiled) r = as_compiled(r);
+    // With --compiled, the pair as compiled code runs it: cheap residuals recomputed
+    // (docs/backend.md).
+    StepOptions step;
+    step.recompute_cheap_residuals = compiled;
+    const TrainingStep r = training_step(p.jaxpr, step);
     std::string fwd = to_string(r.fwd), bwd = to_string(r.bwd);
     if (only == "fwd")
       out << fwd << "\n";
@@ -187,10 +180,12 @@ int print_grad(const AutodiffOptions& opts, const GradOptions& grad, const Input
     for (const Atom& o : p.jaxpr.outvars) check_grad_output_dtype("grad", o.aval().dtype);
     std::string note;
     const std::vector<bool> wrt = grad_arguments(p, grad, note);
-    VjpResult r = vjp_jaxpr(p.jaxpr);
-    r.bwd = dce(r.bwd, wrt).jaxpr;  // the gradients nobody asked for are never computed
     const Evaluator evaluator = parse_evaluator(backend);
-    if (evaluator == Evaluator::cpu) r = as_compiled(r);  // as grad runs it
+    // The gradients nobody asked for are never computed; compiled, the step is as grad runs it.
+    StepOptions step;
+    step.wrt = wrt;
+    step.recompute_cheap_residuals = evaluator == Evaluator::cpu;
+    const TrainingStep r = training_step(p.jaxpr, step);
     // Before the inputs, which may not fit either.
     check_memory_need(step_memory_need(r.fwd, r.bwd, r.num_residuals));
     std::vector<runtime::Buffer> args =

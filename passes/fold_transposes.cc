@@ -1,10 +1,15 @@
-#include "compiler/lower/fold_transposes.h"
+#include "passes/fold_transposes.h"
 
+#include <memory>
+#include <optional>
+#include <string>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "ir/primitive.h"
 
-namespace cjax::lower {
+namespace cjax {
 namespace {
 
 // The permutation that turns dot_general(lhs, rhs)'s output [batch, lhs free, rhs free] into
@@ -17,9 +22,8 @@ std::vector<int64_t> swap_permutation(size_t batch, size_t lhs_free, size_t rhs_
   return perm;
 }
 
-}  // namespace
-
-Jaxpr fold_transposed_dots(const Jaxpr& jaxpr) {
+// The fold in one jaxpr, its bodies left as they are.
+Jaxpr fold_top_level(const Jaxpr& jaxpr) {
   // How many times each variable is read (by eqns or as an output).
   std::unordered_map<const void*, int> reads;
   for (const Eqn& e : jaxpr.eqns)
@@ -61,4 +65,53 @@ Jaxpr fold_transposed_dots(const Jaxpr& jaxpr) {
   return out;
 }
 
-}  // namespace cjax::lower
+// Folds a jaxpr and every body below it, each shared body once.
+class Folder {
+ public:
+  Jaxpr fold(const Jaxpr& jaxpr) {
+    Jaxpr out = fold_top_level(jaxpr);
+    for (Eqn& e : out.eqns) {
+      std::vector<std::pair<std::string, ParamValue>> changed;
+      for (const auto& [key, value] : e.params)
+        if (std::optional<ParamValue> v = fold_value(value)) changed.emplace_back(key, *v);
+      for (auto& [key, value] : changed) e.params.set(key, std::move(value));
+    }
+    return out;
+  }
+
+ private:
+  // The value with its jaxprs folded, or nothing when it holds none.
+  std::optional<ParamValue> fold_value(const ParamValue& v) {
+    if (v.is<JaxprRef>()) {
+      const JaxprRef& body = v.as<JaxprRef>();
+      if (!body) return std::nullopt;
+      auto [it, inserted] = done_.try_emplace(body.get());
+      if (inserted) it->second = std::make_shared<const Jaxpr>(fold(*body));
+      return ParamValue(it->second);
+    }
+    const std::vector<ParamValue>* items = v.is<ParamTuple>()  ? &v.as<ParamTuple>().items
+                                           : v.is<ParamList>() ? &v.as<ParamList>().items
+                                                               : nullptr;
+    if (!items) return std::nullopt;
+    std::vector<ParamValue> folded;
+    bool any = false;
+    for (const ParamValue& item : *items) {
+      std::optional<ParamValue> f = fold_value(item);
+      any = any || f.has_value();
+      folded.push_back(f ? std::move(*f) : item);
+    }
+    if (!any) return std::nullopt;
+    if (v.is<ParamTuple>()) return ParamValue(ParamTuple{std::move(folded)});
+    return ParamValue(ParamList{std::move(folded)});
+  }
+
+  std::unordered_map<const Jaxpr*, JaxprRef> done_;  // keys stay alive: the input holds them
+};
+
+}  // namespace
+
+Jaxpr fold_transposed_dots(const Jaxpr& jaxpr) {
+  return Folder().fold(jaxpr);
+}
+
+}  // namespace cjax

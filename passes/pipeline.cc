@@ -1,0 +1,93 @@
+#include "passes/pipeline.h"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <iostream>
+#include <string_view>
+#include <utility>
+
+#include "ir/errors.h"
+#include "ir/print/printer.h"
+#include "passes/dce.h"
+#include "passes/fold_transposes.h"
+#include "passes/inline.h"
+#include "passes/recompute_residuals.h"
+#include "passes/vjp.h"
+
+namespace cjax {
+namespace {
+
+bool dumping() {
+  const char* v = std::getenv("CJAX_DUMP_PASSES");
+  return v && *v && std::string_view(v) != "0";
+}
+
+void dump(std::string_view step, const Jaxpr& jaxpr) {
+  if (dumping())
+    std::cerr << "-- cjax pipeline: after " << step << "\n" << to_string(jaxpr) << "\n";
+}
+
+// Top-level jit calls are inlined only when every one can be (a body with consts cannot), so that
+// a back end cutting the program into segments cuts through them.
+bool all_top_level_calls_inlinable(const Jaxpr& jaxpr, bool& any) {
+  bool inlinable = true;
+  for (const Eqn& e : jaxpr.eqns) {
+    if (e.prim->name != "jit") continue;
+    any = true;
+    const ParamValue* body = e.params.find("jaxpr");
+    inlinable = inlinable && body && body->is<JaxprRef>() && body->as<JaxprRef>() &&
+                body->as<JaxprRef>()->constvars.empty();
+  }
+  return inlinable;
+}
+
+bool has_remat(const Jaxpr& jaxpr) {
+  for (const Eqn& e : jaxpr.eqns)
+    if (e.prim->name == "remat2") return true;
+  return false;
+}
+
+}  // namespace
+
+TrainingStep training_step(const Jaxpr& f, const StepOptions& options) {
+  VjpResult vjp = vjp_jaxpr(f, options.out_differentiated);
+  TrainingStep step{std::move(vjp.fwd), std::move(vjp.bwd), vjp.num_residuals, 0};
+  dump("vjp (forward)", step.fwd);
+  dump("vjp (backward)", step.bwd);
+  if (!options.wrt.empty()) {
+    if (options.wrt.size() != step.bwd.outvars.size())
+      throw Error(fmt::format("training_step: {} gradient flags for {} gradients",
+                              options.wrt.size(), step.bwd.outvars.size()));
+    step.bwd = dce(step.bwd, options.wrt).jaxpr;  // gradients nobody asked for are not computed
+    dump("dce of the gradients not asked for", step.bwd);
+  }
+  if (options.recompute_cheap_residuals) {
+    ResidualSplit s = recompute_cheap_residuals(step.fwd, step.bwd, step.num_residuals);
+    step = {std::move(s.fwd), std::move(s.bwd), s.num_residuals, s.recomputed};
+    dump("residual recomputation (forward)", step.fwd);
+    dump("residual recomputation (backward)", step.bwd);
+  }
+  return step;
+}
+
+Jaxpr prepare_for_lowering(const Jaxpr& program) {
+  bool any_call = false;
+  const bool inline_them = all_top_level_calls_inlinable(program, any_call);
+  Jaxpr j = program;
+  if (any_call && inline_them) {
+    j = inline_calls(j);
+    dump("inline calls", j);
+  }
+  if (has_remat(j) || (any_call && inline_them)) {  // inlined bodies may hold remat2 too
+    j = expand_remat(j);
+    dump("expand remat", j);
+  }
+  j = drop_forwarding_eqns(j);
+  dump("drop forwarding eqns", j);
+  j = fold_transposed_dots(j);
+  dump("fold transposed dots", j);
+  return j;
+}
+
+}  // namespace cjax
