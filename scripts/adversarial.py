@@ -42,6 +42,18 @@ def text_nest(kind, depth):
     return inner
 
 
+def scan_const_nest(depth, length):
+    """`depth` nested scans of `length` steps, each body reading a const and a carry: the shape
+    that once cost the memory model 2^depth walks (a carry fixpoint of two rounds per level, two
+    simulated iterations per scan)."""
+    inner = "{ lambda ; x:f32[3] a:f32[3]. let b:f32[3] = sin a; c:f32[3] = mul b x in (c,) }"
+    for _ in range(depth):
+        inner = ("{ lambda ; x:f32[3] a:f32[3]. let b:f32[3] = scan[_split_transpose=False "
+                 "jaxpr=%s length=%d linear=(False, False) num_carry=1 num_consts=1 reverse=False "
+                 "unroll=1] x a; c:f32[3] = sin b in (c,) }" % (inner, length))
+    return inner
+
+
 def json_nest(kind, depth):
     """A JSON jaxpr with `depth` nested calls, each body a separate entry of "jaxprs"."""
     def aval():
@@ -83,6 +95,8 @@ def fixed_inputs():
         out.append((f"text_{kind}_40.jaxpr", text_nest(kind, 40)))
         out.append((f"json_{kind}_10000.json", json_nest(kind, 10000)))
         out.append((f"json_{kind}_90.json", json_nest(kind, 90)))
+    for depth, length in ((49, 1), (30, 2)):
+        out.append((f"scan_const_{depth}x{length}.jaxpr", scan_const_nest(depth, length)))
     out.append(("json_params_100000.json", deep_params_json(100000)))
     out.append(("text_parens_100000.jaxpr",
                 "{ lambda ; a:f32[3]. let b:f32[3] = foo[k=" + "(" * 100000 + "] a in (b,) }"))

@@ -25,6 +25,21 @@ std::vector<T> concat(std::vector<T> a, const std::vector<T>& b) {
 }
 std::vector<bool> bool_or(const std::vector<bool>& a, const std::vector<bool>& b);
 bool bool_leq(const std::vector<bool>& a, const std::vector<bool>& b);  // a implies b
+
+// The loop rules' fixpoint over carries (scan and while: jvp, partial evaluation, dce): a carry
+// has the property (a tangent, an unknown value, a use) if its initial value has it or its new
+// value has it given the carries that do. `step(carry)` processes the body with the current
+// flags; `new_flags(result)` reads the flags of the carries' new values off its result. Grows
+// `carry` until a step adds nothing, and returns that last step's result.
+template <class Step, class NewFlags>
+auto carry_fixpoint(std::vector<bool>& carry, Step step, NewFlags new_flags) {
+  for (;;) {
+    auto result = step(carry);
+    const std::vector<bool> out = new_flags(result);
+    if (bool_leq(out, carry)) return result;
+    carry = bool_or(carry, out);
+  }
+}
 size_t count(const std::vector<bool>& xs);
 
 // The jaxpr param `key` of an eqn, which must hold a jaxpr without constvars (scan, cond and

@@ -60,15 +60,13 @@ JvpFullResult scan_jvp(JaxprBuilder& b, const Eqn& eqn, std::span<const Atom> pr
                     xs_nz = slice(nz, s.nc + s.nk, s.nx);
   // Fixpoint: a carry has a tangent if its initial value or its new value (given the carries
   // that have one) does.
-  JvpJaxpr j;
-  for (;;) {
-    std::vector<bool> in_nz = concat(concat(const_nz, carry_nz), xs_nz);
-    std::vector<bool> inst = concat(carry_nz, std::vector<bool>(s.ny, false));
-    j = cf::jvp_instantiate(body, in_nz, inst);
-    std::vector<bool> out_carry = slice(j.out_nonzero, 0, s.nk);
-    if (cf::bool_leq(out_carry, carry_nz)) break;
-    carry_nz = cf::bool_or(carry_nz, out_carry);
-  }
+  const JvpJaxpr j = cf::carry_fixpoint(
+      carry_nz,
+      [&](const std::vector<bool>& carry) {
+        return cf::jvp_instantiate(body, concat(concat(const_nz, carry), xs_nz),
+                                   concat(carry, std::vector<bool>(s.ny, false)));
+      },
+      [&](const JvpJaxpr& r) { return slice(r.out_nonzero, 0, s.nk); });
   std::vector<bool> ys_nz = slice(j.out_nonzero, s.nk, s.ny);
 
   // Regroup the jvp body: (consts, const tangents, carry, carry tangents, xs, xs tangents) ->
@@ -349,14 +347,13 @@ PartialEvalRuleResult scan_partial_eval(const Eqn& eqn, const std::vector<bool>&
                     xs_uk = slice(in_unknown, s.nc + s.nk, s.nx);
   // Fixpoint: a carry is unknown if its initial value or its new value (given the unknown
   // carries) is.
-  PartialEvalResult pe;
-  for (;;) {
-    std::vector<bool> uk = concat(concat(const_uk, carry_uk), xs_uk);
-    pe = partial_eval(body, uk, concat(carry_uk, std::vector<bool>(s.ny, false)));
-    std::vector<bool> out_carry = slice(pe.out_unknown, 0, s.nk);
-    if (cf::bool_leq(out_carry, carry_uk)) break;
-    carry_uk = cf::bool_or(carry_uk, out_carry);
-  }
+  PartialEvalResult pe = cf::carry_fixpoint(
+      carry_uk,
+      [&](const std::vector<bool>& carry) {
+        return partial_eval(body, concat(concat(const_uk, carry), xs_uk),
+                            concat(carry, std::vector<bool>(s.ny, false)));
+      },
+      [&](const PartialEvalResult& r) { return slice(r.out_unknown, 0, s.nk); });
   BodySplit split;
   split.in_uk = concat(concat(const_uk, carry_uk), xs_uk);
   split.staged_in = split.in_uk;
@@ -384,17 +381,16 @@ CustomRuleResult scan_partial_eval_custom(const Eqn& eqn, const std::vector<bool
   ScanShape s = scan_shape(eqn, body);
   std::vector<bool> const_uk = slice(unks_in, 0, s.nc), carry_uk = slice(unks_in, s.nc, s.nk),
                     xs_uk = slice(unks_in, s.nc + s.nk, s.nx);
-  CustomPartialEval pe;
-  for (;;) {
-    std::vector<bool> uk = concat(concat(const_uk, carry_uk), xs_uk);
-    std::vector<bool> inst =
-        concat(concat(std::vector<bool>(s.nc, true), carry_uk), std::vector<bool>(s.nx, true));
-    std::vector<bool> ensure = concat(carry_uk, std::vector<bool>(s.ny, false));
-    pe = partial_eval_jaxpr_custom(body, uk, inst, ensure, ensure, policy);
-    std::vector<bool> out_carry = slice(pe.out_unknown, 0, s.nk);
-    if (cf::bool_leq(out_carry, carry_uk)) break;
-    carry_uk = cf::bool_or(carry_uk, out_carry);
-  }
+  CustomPartialEval pe = cf::carry_fixpoint(
+      carry_uk,
+      [&](const std::vector<bool>& carry) {
+        std::vector<bool> inst =
+            concat(concat(std::vector<bool>(s.nc, true), carry), std::vector<bool>(s.nx, true));
+        std::vector<bool> ensure = concat(carry, std::vector<bool>(s.ny, false));
+        return partial_eval_jaxpr_custom(body, concat(concat(const_uk, carry), xs_uk), inst, ensure,
+                                         ensure, policy);
+      },
+      [&](const CustomPartialEval& r) { return slice(r.out_unknown, 0, s.nk); });
   BodySplit split;
   split.in_uk = concat(concat(const_uk, carry_uk), xs_uk);
   split.staged_in =
@@ -523,13 +519,9 @@ Eqn scan_dce(const Eqn& eqn, const std::vector<bool>& used_outputs) {
   std::vector<bool> used_ys = slice(used_outputs, s.nk, s.ny);
   // Fixpoint: a carry is needed if its final value is used or the body needs its value to
   // compute something needed.
-  DceResult r;
-  for (;;) {
-    r = dce(body, concat(used_carry, used_ys));
-    std::vector<bool> carry_in = slice(r.used_inputs, s.nc, s.nk);
-    if (cf::bool_leq(carry_in, used_carry)) break;
-    used_carry = cf::bool_or(used_carry, carry_in);
-  }
+  DceResult r = cf::carry_fixpoint(
+      used_carry, [&](const std::vector<bool>& carry) { return dce(body, concat(carry, used_ys)); },
+      [&](const DceResult& d) { return slice(d.used_inputs, s.nc, s.nk); });
   std::vector<bool> keep_in = r.used_inputs;
   for (size_t i = 0; i < s.nk; ++i) keep_in[s.nc + i] = used_carry[i];
   Jaxpr nb = std::move(r.jaxpr);

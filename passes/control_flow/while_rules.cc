@@ -54,13 +54,12 @@ JvpFullResult while_jvp(JaxprBuilder& b, const Eqn& eqn, std::span<const Atom> p
   for (size_t i = s.cn; i < tangents.size(); ++i) nz.push_back(tangents[i].has_value());
   nz = cf::differentiable(body, nz);
   std::vector<bool> bconst_nz = slice(nz, 0, s.bn), carry_nz = slice(nz, s.bn, s.nk);
-  JvpJaxpr j;
-  for (;;) {
-    j = cf::jvp_instantiate(body, concat(bconst_nz, carry_nz), carry_nz);
-    std::vector<bool> out = slice(j.out_nonzero, 0, s.nk);
-    if (cf::bool_leq(out, carry_nz)) break;
-    carry_nz = cf::bool_or(carry_nz, out);
-  }
+  const JvpJaxpr j = cf::carry_fixpoint(
+      carry_nz,
+      [&](const std::vector<bool>& carry) {
+        return cf::jvp_instantiate(body, concat(bconst_nz, carry), carry);
+      },
+      [&](const JvpJaxpr& r) { return slice(r.out_nonzero, 0, s.nk); });
   size_t nbt = cf::count(bconst_nz), nkt = cf::count(carry_nz);
   size_t n = body.invars.size();
   Jaxpr new_body = j.jaxpr;
@@ -102,13 +101,12 @@ PartialEvalRuleResult while_partial_eval(const Eqn& eqn, const std::vector<bool>
   std::vector<bool> cconst_uk = slice(in_unknown, 0, s.cn),
                     bconst_uk = slice(in_unknown, s.cn, s.bn),
                     carry_uk = slice(in_unknown, s.cn + s.bn, s.nk);
-  PartialEvalResult pe;
-  for (;;) {
-    pe = partial_eval(body, concat(bconst_uk, carry_uk), carry_uk);
-    std::vector<bool> out = slice(pe.out_unknown, 0, s.nk);
-    if (cf::bool_leq(out, carry_uk)) break;
-    carry_uk = cf::bool_or(carry_uk, out);
-  }
+  PartialEvalResult pe = cf::carry_fixpoint(
+      carry_uk,
+      [&](const std::vector<bool>& carry) {
+        return partial_eval(body, concat(bconst_uk, carry), carry);
+      },
+      [&](const PartialEvalResult& r) { return slice(r.out_unknown, 0, s.nk); });
   PartialEvalRuleResult r;
   std::vector<bool> cond_reads = dce(cond, {true}).used_inputs;
   bool cond_unknown = false;
