@@ -42,15 +42,17 @@ def text_nest(kind, depth):
     return inner
 
 
-def scan_const_nest(depth, length):
-    """`depth` nested scans of `length` steps, each body reading a const and a carry: the shape
-    that once cost the memory model 2^depth walks (a carry fixpoint of two rounds per level, two
-    simulated iterations per scan)."""
+def scan_const_nest(depth, length, outer_length=None):
+    """`depth` nested scans of `length` steps (the outermost of `outer_length`), each body reading
+    a const and a carry: the shape that once cost the memory model 2^depth walks (a carry fixpoint
+    of two rounds per level, two simulated iterations per scan) and MLIR's bufferization time
+    exponential in the depth of a loop nest. An outermost length of 0 keeps running it instant."""
     inner = "{ lambda ; x:f32[3] a:f32[3]. let b:f32[3] = sin a; c:f32[3] = mul b x in (c,) }"
-    for _ in range(depth):
+    for level in range(depth):
+        n = outer_length if level == depth - 1 and outer_length is not None else length
         inner = ("{ lambda ; x:f32[3] a:f32[3]. let b:f32[3] = scan[_split_transpose=False "
                  "jaxpr=%s length=%d linear=(False, False) num_carry=1 num_consts=1 reverse=False "
-                 "unroll=1] x a; c:f32[3] = sin b in (c,) }" % (inner, length))
+                 "unroll=1] x a; c:f32[3] = sin b in (c,) }" % (inner, n))
     return inner
 
 
@@ -95,8 +97,9 @@ def fixed_inputs():
         out.append((f"text_{kind}_40.jaxpr", text_nest(kind, 40)))
         out.append((f"json_{kind}_10000.json", json_nest(kind, 10000)))
         out.append((f"json_{kind}_90.json", json_nest(kind, 90)))
-    for depth, length in ((49, 1), (30, 2)):
-        out.append((f"scan_const_{depth}x{length}.jaxpr", scan_const_nest(depth, length)))
+    out.append(("scan_const_49x1.jaxpr", scan_const_nest(49, 1)))
+    out.append(("scan_const_30x2_outer0.jaxpr", scan_const_nest(30, 2, outer_length=0)))
+    out.append(("scan_const_12x2.jaxpr", scan_const_nest(12, 2)))
     out.append(("json_params_100000.json", deep_params_json(100000)))
     out.append(("text_parens_100000.jaxpr",
                 "{ lambda ; a:f32[3]. let b:f32[3] = foo[k=" + "(" * 100000 + "] a in (b,) }"))

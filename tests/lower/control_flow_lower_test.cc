@@ -14,6 +14,7 @@
 #include "passes/vjp.h"
 #include "runtime/interpreter.h"
 #include "tests/lower/compare.h"
+#include "tests/passes/nested_calls.h"
 
 namespace cjax {
 namespace {
@@ -356,6 +357,30 @@ TEST_CASE("a scan whose body the back end cannot compile runs the interpreter's 
   check_matches(*j, test::random_inputs(*j, -2, 2, 9), "f16 body", &exe);
   REQUIRE(exe->compile_stats().runtime_calls.size() == 1);
   CHECK(exe->compile_stats().runtime_calls[0] == "scan via the interpreter's kernel");
+}
+
+TEST_CASE("a loop nest deeper than 12 runs the interpreter's kernel whole, and matches it",
+          "[control_flow]") {
+  // MLIR's bufferization takes time exponential in the depth of nested scf loops (78 s at 26
+  // levels): 14 nested scans of 2 steps are one kernel call.
+  auto f = [](const Array& x) { return np::sum(testing::nested_scans(x, 14, 2)); };
+  const Jaxpr j = make_jaxpr(f)(ShapeDtype{DType::f32, {3}});
+  std::shared_ptr<const lower::Executable> exe;
+  check_matches(j, test::random_inputs(j, -2, 2, 5), "14 nested scans", &exe);
+  REQUIRE(exe->compile_stats().runtime_calls.size() == 1);
+  CHECK(exe->compile_stats().runtime_calls[0] == "scan via the interpreter's kernel");
+
+  // 12 levels still compile natively: no kernel call.
+  auto g = [](const Array& x) { return np::sum(testing::nested_scans(x, 12, 1)); };
+  const Jaxpr k = make_jaxpr(g)(ShapeDtype{DType::f32, {3}});
+  check_matches(k, test::random_inputs(k, -2, 2, 6), "12 nested scans", &exe);
+  CHECK(exe->compile_stats().runtime_calls.empty());
+
+  // 40 levels of 2 steps compile at once (running them would take 2^40 steps).
+  auto deep = [](const Array& x) { return np::sum(testing::nested_scans(x, 40, 2)); };
+  CHECK(lower::compile(make_jaxpr(deep)(ShapeDtype{DType::f32, {3}}), "40 nested scans")
+            ->compile_stats()
+            .runtime_calls.size() == 1);
 }
 
 }  // namespace
