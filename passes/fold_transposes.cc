@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ir/primitive.h"
+#include "ir/sub_jaxprs.h"
 
 namespace cjax {
 namespace {
@@ -89,9 +90,7 @@ class Folder {
       if (inserted) it->second = std::make_shared<const Jaxpr>(fold(*body));
       return ParamValue(it->second);
     }
-    const std::vector<ParamValue>* items = v.is<ParamTuple>()  ? &v.as<ParamTuple>().items
-                                           : v.is<ParamList>() ? &v.as<ParamList>().items
-                                                               : nullptr;
+    const std::vector<ParamValue>* items = param_items(v);
     if (!items) return std::nullopt;
     std::vector<ParamValue> folded;
     bool any = false;

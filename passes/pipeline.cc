@@ -7,6 +7,7 @@
 #include <string_view>
 #include <utility>
 
+#include "ir/call_body.h"
 #include "ir/errors.h"
 #include "ir/print/printer.h"
 #include "passes/dce.h"
@@ -28,18 +29,17 @@ void dump(std::string_view step, const Jaxpr& jaxpr) {
     std::cerr << "-- cjax pipeline: after " << step << "\n" << to_string(jaxpr) << "\n";
 }
 
-// Top-level jit calls are inlined only when every one can be (a body with consts cannot), so that
-// a back end cutting the program into segments cuts through them.
-bool all_top_level_calls_inlinable(const Jaxpr& jaxpr, bool& any) {
-  bool inlinable = true;
+// Top-level jit calls are inlined when there are some and every one can be (a body with consts
+// cannot), so that a back end cutting the program into segments cuts through them.
+bool inline_top_level_calls(const Jaxpr& jaxpr) {
+  bool any = false;
   for (const Eqn& e : jaxpr.eqns) {
     if (e.prim->name != "jit") continue;
     any = true;
-    const ParamValue* body = e.params.find("jaxpr");
-    inlinable = inlinable && body && body->is<JaxprRef>() && body->as<JaxprRef>() &&
-                body->as<JaxprRef>()->constvars.empty();
+    const Jaxpr* body = call_body(e);
+    if (!body || !body->constvars.empty()) return false;
   }
-  return inlinable;
+  return any;
 }
 
 bool has_remat(const Jaxpr& jaxpr) {
@@ -72,14 +72,13 @@ TrainingStep training_step(const Jaxpr& f, const StepOptions& options) {
 }
 
 Jaxpr prepare_for_lowering(const Jaxpr& program) {
-  bool any_call = false;
-  const bool inline_them = all_top_level_calls_inlinable(program, any_call);
+  const bool inlined = inline_top_level_calls(program);
   Jaxpr j = program;
-  if (any_call && inline_them) {
+  if (inlined) {
     j = inline_calls(j);
     dump("inline calls", j);
   }
-  if (has_remat(j) || (any_call && inline_them)) {  // inlined bodies may hold remat2 too
+  if (inlined || has_remat(j)) {  // inlined bodies may hold remat2 too
     j = expand_remat(j);
     dump("expand remat", j);
   }

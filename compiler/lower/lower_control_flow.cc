@@ -24,6 +24,7 @@
 #include "compiler/lower/lowering.h"
 #include "ir/errors.h"
 #include "ir/primitive.h"
+#include "ir/sub_jaxprs.h"
 
 namespace cjax::lower {
 namespace {
@@ -41,17 +42,7 @@ size_t loop_depth(const Jaxpr& jaxpr) {
   for (const Eqn& e : jaxpr.eqns) {
     const size_t here = e.prim->name == "scan" || e.prim->name == "while" ? 1 : 0;
     depth = std::max(depth, here);
-    auto inner = [&](const ParamValue& v) {
-      if (v.is<JaxprRef>() && v.as<JaxprRef>())
-        depth = std::max(depth, here + loop_depth(*v.as<JaxprRef>()));
-    };
-    for (const auto& [key, value] : e.params) {
-      inner(value);
-      if (value.is<ParamTuple>())
-        for (const ParamValue& item : value.as<ParamTuple>().items) inner(item);
-      if (value.is<ParamList>())
-        for (const ParamValue& item : value.as<ParamList>().items) inner(item);
-    }
+    for (const Jaxpr* body : sub_jaxprs(e)) depth = std::max(depth, here + loop_depth(*body));
   }
   return depth;
 }

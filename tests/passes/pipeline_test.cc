@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "compiler/cjax.h"
+#include "ir/sub_jaxprs.h"
 #include "passes/pipeline.h"
 
 using namespace cjax;
@@ -20,14 +21,9 @@ namespace {
 // Eqns of primitive `name` in `j` and in every body below it.
 int count_prim(const Jaxpr& j, std::string_view name) {
   int n = 0;
-  auto in_value = [&](const ParamValue& v, auto&& self) -> void {
-    if (v.is<JaxprRef>() && v.as<JaxprRef>()) n += count_prim(*v.as<JaxprRef>(), name);
-    if (v.is<ParamTuple>())
-      for (const ParamValue& item : v.as<ParamTuple>().items) self(item, self);
-  };
   for (const Eqn& e : j.eqns) {
     n += e.prim->name == name;
-    for (const auto& [key, value] : e.params) in_value(value, in_value);
+    for (const Jaxpr* body : sub_jaxprs(e)) n += count_prim(*body, name);
   }
   return n;
 }

@@ -30,9 +30,7 @@ TEST_CASE("call-like primitives evaluate their inner jaxpr") {
   Buffer x = f32({2}, {0.5f, 1.0f}), y = f32({2}, {0.25f, -1.0f});
   for (const char* name : {"jit", "pjit", "remat2", "checkpoint", "closed_call"}) {
     // Each keeps its body in its own param: `jaxpr`, or `call_jaxpr` for closed_call.
-    const Primitive* known = find_primitive(name);
-    const std::string& body_param = (known ? *known : opaque_primitive(name)).call_body;
-    Params p{{"name", "f"}, {body_param, inner}};
+    Params p{{"name", "f"}, {primitive_named(name).call_body, inner}};
     std::vector<Buffer> out = apply(name, p, {x, y}, {f32a({2}), f32a({2})});
     CHECK(close(vals(out[0]), {std::sin(0.75f), 0.0}));
     CHECK(out[1].data() == x.data());  // forwarded, not copied

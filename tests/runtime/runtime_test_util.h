@@ -49,12 +49,16 @@ inline Buffer i32_scalar(int32_t v) {
   return i32({}, {v});
 }
 
-// The primitive of the table (or, for a name it does not know, the opaque one the parser would
-// make): call-like primitives are run by their trait, other kernels are found by name.
+// The primitive of the table, or for a name it does not know the opaque one the parser would
+// make: call-like primitives are run by their trait, other kernels are found by name.
+inline const Primitive& primitive_named(const std::string& name) {
+  const Primitive* known = find_primitive(name);
+  return known ? *known : opaque_primitive(name);
+}
+
 inline std::vector<Buffer> apply(const std::string& name, const Params& params,
                                  std::vector<Buffer> inputs, std::vector<ShapedArray> outs) {
-  const Primitive* known = find_primitive(name);
-  return apply_primitive(known ? *known : opaque_primitive(name), params, inputs, outs);
+  return apply_primitive(primitive_named(name), params, inputs, outs);
 }
 inline Buffer apply1(const std::string& name, const Params& params, std::vector<Buffer> inputs,
                      ShapedArray out) {
