@@ -127,6 +127,13 @@ Array erf(const Array& x, SourceInfo src) {
 Array erfc(const Array& x, SourceInfo src) {
   return unary("erfc", x, src);
 }
+Array erf_inv(const Array& x, SourceInfo src) {
+  return unary("erf_inv", x, src);
+}
+Array stop_gradient(const Array& x, SourceInfo src) {
+  if (!is_floating(x.dtype())) return x;
+  return unary("stop_gradient", x, src);
+}
 Array square(const Array& x, SourceInfo src) {
   return unary("square", x, src);
 }
@@ -398,6 +405,20 @@ Array argmax(const Array& x, int64_t axis, DType index_dtype, SourceInfo src) {
 Array argmin(const Array& x, int64_t axis, DType index_dtype, SourceInfo src) {
   return bind1("argmin", {x}, {{"axes", ParamValue::ints({axis})}, {"index_dtype", index_dtype}},
                src);
+}
+
+std::vector<Array> sort(const std::vector<Array>& operands, int64_t dimension, bool is_stable,
+                        int64_t num_keys, SourceInfo src) {
+  if (operands.empty()) throw_type_error(src, "sort: no operands to sort");
+  dimension = canonicalize_axis(dimension, operands[0].ndim(), "sort", src);
+  return bind("sort", operands,
+              {{"dimension", dimension}, {"is_stable", is_stable}, {"num_keys", num_keys}}, src);
+}
+Array sort(const Array& x, int64_t dimension, bool is_stable, SourceInfo src) {
+  return sort(std::vector<Array>{x}, dimension, is_stable, 1, src)[0];
+}
+Array rev(const Array& x, const std::vector<int64_t>& dimensions, SourceInfo src) {
+  return bind1("rev", {x}, {{"dimensions", ParamValue::ints(dimensions)}}, src);
 }
 
 Array dot_general(const Array& lhs, const Array& rhs, const DotDimensionNumbers& dims,

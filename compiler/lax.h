@@ -49,6 +49,11 @@ Array acosh(const Array& x, SourceInfo src = std::source_location::current());
 Array atanh(const Array& x, SourceInfo src = std::source_location::current());
 Array erf(const Array& x, SourceInfo src = std::source_location::current());
 Array erfc(const Array& x, SourceInfo src = std::source_location::current());
+// The inverse of erf on (-1, 1): ±inf at ±1, NaN beyond (JAX's lax.erf_inv).
+Array erf_inv(const Array& x, SourceInfo src = std::source_location::current());
+// x, with no derivative flowing through it (JAX's lax.stop_gradient): binds stop_gradient on
+// floating arrays; an integer or bool array, which has no tangent anyway, is returned as it is.
+Array stop_gradient(const Array& x, SourceInfo src = std::source_location::current());
 Array square(const Array& x, SourceInfo src = std::source_location::current());
 Array bitwise_not(const Array& x, SourceInfo src = std::source_location::current());
 Array is_finite(const Array& x, SourceInfo src = std::source_location::current());
@@ -138,6 +143,17 @@ Array argmax(const Array& x, int64_t axis, DType index_dtype,
              SourceInfo src = std::source_location::current());
 Array argmin(const Array& x, int64_t axis, DType index_dtype,
              SourceInfo src = std::source_location::current());
+
+// JAX's lax.sort: the operands (of one shape) sorted together along `dimension`, ordered by the
+// first num_keys of them lexicographically; floats in a total order (-0.0 equals 0.0, NaNs last).
+std::vector<Array> sort(const std::vector<Array>& operands, int64_t dimension = -1,
+                        bool is_stable = true, int64_t num_keys = 1,
+                        SourceInfo src = std::source_location::current());
+Array sort(const Array& x, int64_t dimension = -1, bool is_stable = true,
+           SourceInfo src = std::source_location::current());
+// JAX's lax.rev: x with the listed dimensions reversed.
+Array rev(const Array& x, const std::vector<int64_t>& dimensions,
+          SourceInfo src = std::source_location::current());
 
 // dot_general with dimension numbers ((lhs_contract, rhs_contract), (lhs_batch, rhs_batch)).
 Array dot_general(const Array& lhs, const Array& rhs, const DotDimensionNumbers& dims,

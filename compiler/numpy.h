@@ -109,6 +109,13 @@ Array argmax(const Array& a, std::optional<int64_t> axis = std::nullopt, bool ke
              CJAX_LOC);
 Array argmin(const Array& a, std::optional<int64_t> axis = std::nullopt, bool keepdims = false,
              CJAX_LOC);
+// jnp.sort / jnp.argsort along `axis` (the flattened array for nullopt), ascending unless
+// `descending`; `stable` keeps equal elements in their order (argsort's descending order too).
+// Jitted as JAX's are: `jit[name=sort]` / `jit[name=argsort]`.
+Array sort(const Array& a, std::optional<int64_t> axis = -1, bool stable = true,
+           bool descending = false, CJAX_LOC);
+Array argsort(const Array& a, std::optional<int64_t> axis = -1, bool stable = true,
+              bool descending = false, CJAX_LOC);
 
 // ---- shapes
 // ------------------------------------------------------------------------------------------ One

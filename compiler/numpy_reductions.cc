@@ -117,4 +117,31 @@ Array argmin(const Array& a, std::optional<int64_t> axis, bool keepdims, Loc src
   return arg_reduction("argmin", false, a, axis, keepdims, src);
 }
 
+Array sort(const Array& a, std::optional<int64_t> axis, bool stable, bool descending, Loc src) {
+  auto impl = [=](std::span<const Array> args) -> std::vector<Array> {
+    Array x = axis ? args[0] : ravel(args[0], src);
+    const int64_t dim = lax::canonicalize_axis(axis.value_or(0), x.ndim(), "sort", src);
+    Array sorted = lax::sort(x, dim, stable, src);
+    return {descending ? lax::rev(sorted, {dim}, src) : sorted};
+  };
+  return detail::call_jitted("sort", impl, std::vector<Array>{a}, src)[0];
+}
+
+Array argsort(const Array& a, std::optional<int64_t> axis, bool stable, bool descending, Loc src) {
+  auto impl = [=](std::span<const Array> args) -> std::vector<Array> {
+    Array x = axis ? args[0] : ravel(args[0], src);
+    const int64_t dim = lax::canonicalize_axis(axis.value_or(0), x.ndim(), "argsort", src);
+    Array iota = lax::broadcasted_iota(default_int_dtype(), x.shape(), dim, src);
+    // A stable descending sort reverses first, so that equal elements keep their order once the
+    // indices are reversed back (as jnp.argsort does).
+    if (descending && stable) {
+      x = lax::rev(x, {dim}, src);
+      iota = lax::rev(iota, {dim}, src);
+    }
+    Array indices = lax::sort({x, iota}, dim, stable, 1, src)[1];
+    return {descending ? lax::rev(indices, {dim}, src) : indices};
+  };
+  return detail::call_jitted("argsort", impl, std::vector<Array>{a}, src)[0];
+}
+
 }  // namespace cjax::numpy

@@ -1,6 +1,7 @@
-// A primitive's declaration in the IR: its name, shape rule and how its params print. Rules of
-// other families (jvp, transpose, interpreter kernels, lowering) are registered by name in their
-// own layers; the table of built-in primitives is in ir/rules/.
+// A primitive's declaration in the IR: its name, shape rule, how its params print, and its traits.
+// The layers above keep the rest of its rules in tables indexed by the primitive itself
+// (ir/rules/per_primitive.h): the transformation rules in passes/ (passes/primitive_rules.h), the
+// kernels in runtime/, the lowerings in compiler/. The built-in table is in ir/rules/.
 #pragma once
 
 #include <functional>
@@ -30,7 +31,12 @@ using ParamPrintRule = std::function<std::vector<ParamRef>(const Params& params)
 using ParamCanonicalizer = std::function<void(Params& params)>;
 
 struct Primitive {
+  static constexpr unsigned kNotBuiltin = ~0u;
+
   std::string name;
+  // Position in the built-in table (0, 1, ...); kNotBuiltin for opaque primitives. Layers above
+  // ir/ keep their per-primitive rules in arrays indexed by it (ir/rules/per_primitive.h).
+  unsigned index = kNotBuiltin;
   ShapeRule shape_rule;  // empty for opaque primitives
   ParamPrintRule print_params;
   ParamCanonicalizer canonicalize_params;

@@ -5,7 +5,7 @@
 
 #include "ir/primitive.h"
 #include "passes/body_memo.h"
-#include "passes/control_flow/register.h"
+#include "passes/primitive_rules.h"
 #include "passes/util.h"
 
 namespace cjax {
@@ -21,27 +21,19 @@ BodyMemo<bool>& clean_bodies() {
   return bodies;
 }
 
-// A call-like eqn (jit, remat2) with unused outputs: its body is DCE'd and the outputs and inputs
-// it no longer needs are dropped (JAX's dce rules for pjit and remat). Other eqns stay whole.
-// Sets `changed` when the eqn returned differs from `e`.
-Eqn prune_call(const Eqn& e, const std::vector<bool>& used, bool& changed) {
-  const std::string& n = e.prim->name;
-  bool all_used = std::all_of(used.begin(), used.end(), [](bool u) { return u; });
-  if (n == "scan" || n == "cond") {
-    if (!all_used) changed = true;  // control_flow_dce returns a fully used eqn as it is
-    return control_flow_dce(e, used);
-  }
-  if (n != "jit" && n != "remat2") return e;
+}  // namespace
+
+std::optional<Eqn> call_dce(const Eqn& e, const std::vector<bool>& used) {
   const JaxprRef& body = e.params.get_jaxpr("jaxpr");
-  if (!body->constvars.empty()) return e;
-  if (all_used && clean_bodies().find(body)) return e;
+  if (!body->constvars.empty()) return std::nullopt;
+  bool all_used = std::all_of(used.begin(), used.end(), [](bool u) { return u; });
+  if (all_used && clean_bodies().find(body)) return std::nullopt;
   DceResult inner = dce(*body, used);
   // All outputs used: the body still loses its dead eqns (JAX's rules DCE the body every time).
   if (all_used && !inner.changed) {
     clean_bodies().put(body, true);
-    return e;
+    return std::nullopt;
   }
-  changed = true;
   Eqn out = e;
   out.inputs = select(e.inputs, inner.used_inputs);
   out.outputs = select(e.outputs, used);
@@ -50,8 +42,6 @@ Eqn prune_call(const Eqn& e, const std::vector<bool>& used, bool& changed) {
   clean_bodies().put(out.params.get_jaxpr("jaxpr"), true);  // every output of the new body is used
   return out;
 }
-
-}  // namespace
 
 DceResult dce(const Jaxpr& jaxpr, const std::vector<bool>& used_outputs) {
   // Variables by identity (no reference counting on the hot path).
@@ -80,7 +70,10 @@ DceResult dce(const Jaxpr& jaxpr, const std::vector<bool>& used_outputs) {
       r.changed = true;
       continue;
     }
-    kept.push_back(prune_call(*it, used, r.changed));
+    std::optional<Eqn> pruned;
+    if (const DceRule& rule = pass_rules(*it->prim).dce) pruned = rule(*it, used);
+    r.changed |= pruned.has_value();
+    kept.push_back(pruned ? std::move(*pruned) : *it);
     for (const Atom& in : kept.back().inputs)
       if (in.is_var()) live.insert(in.var().id());
   }

@@ -1,6 +1,7 @@
 // Dead-code elimination: drops eqns none of whose outputs is needed.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "ir/jaxpr.h"
@@ -18,5 +19,10 @@ struct DceResult {
 DceResult dce(const Jaxpr& jaxpr, const std::vector<bool>& used_outputs);
 // dce keeping every output.
 Jaxpr dce(const Jaxpr& jaxpr);
+
+// The dce rule of jit and remat2 (JAX's dce rules for pjit and remat): the body is DCE'd and the
+// outputs and inputs it no longer needs are dropped; nullopt when nothing changes. Bodies with
+// constvars (possible in parsed text) are kept whole.
+std::optional<Eqn> call_dce(const Eqn& eqn, const std::vector<bool>& used_outputs);
 
 }  // namespace cjax

@@ -11,6 +11,7 @@
 #include "passes/dce.h"
 #include "passes/jvp.h"
 #include "passes/partial_eval.h"
+#include "passes/primitive_rules.h"
 #include "passes/transpose.h"
 #include "passes/util.h"
 
@@ -67,9 +68,12 @@ PartialEvalRuleResult jit_partial_eval(const Eqn& eqn, const std::vector<bool>& 
 }  // namespace
 
 void register_jit_rules() {
-  register_jvp_full_rule("jit", call_jvp);
-  register_partial_eval_rule("jit", jit_partial_eval);
-  register_transpose_rule("jit", call_transpose);
+  PassRules& r = define_pass_rules("jit");
+  r.jvp_full = call_jvp;
+  r.partial_eval = jit_partial_eval;
+  r.transpose = call_transpose;
+  r.partial_eval_custom = call_partial_eval_custom;
+  r.dce = call_dce;
 }
 
 }  // namespace cjax

@@ -2,50 +2,20 @@
 
 #include <fmt/format.h>
 
-#include <map>
-#include <mutex>
 #include <string>
 #include <unordered_map>
 
 #include "ir/errors.h"
 #include "ir/primitive.h"
 #include "passes/ad_rules/ops.h"
-#include "passes/rules.h"
+#include "passes/primitive_rules.h"
 
 namespace cjax {
-namespace {
-
-struct JvpTable {
-  std::map<std::string, JvpRule, std::less<>> rules;
-  std::map<std::string, JvpFullRule, std::less<>> full_rules;
-};
-
-JvpTable& rule_table() {
-  static JvpTable t;
-  return t;
-}
-
-const JvpTable& builtin_rules() {
-  static std::once_flag once;
-  std::call_once(once, [] { ensure_pass_rules(); });
-  return rule_table();
-}
-
-}  // namespace
-
-void register_jvp_rule(std::string_view prim, JvpRule rule) {
-  rule_table().rules[std::string(prim)] = std::move(rule);
-}
-void register_jvp_full_rule(std::string_view prim, JvpFullRule rule) {
-  rule_table().full_rules[std::string(prim)] = std::move(rule);
-}
-
 bool has_tangent_space(DType t) {
   return is_floating(t);
 }
 
 JvpJaxpr jvp_jaxpr(const Jaxpr& jaxpr, const std::vector<bool>& nonzero, bool instantiate) {
-  const JvpTable& rules = builtin_rules();
   if (nonzero.size() != jaxpr.invars.size())
     throw Error(
         fmt::format("jvp: {} nonzero flags for {} inputs", nonzero.size(), jaxpr.invars.size()));
@@ -84,9 +54,9 @@ JvpJaxpr jvp_jaxpr(const Jaxpr& jaxpr, const std::vector<bool>& nonzero, bool in
       tangents.push_back(tangent(in));
       any_nonzero |= tangents.back().has_value();
     }
-    const std::string& name = eqn.prim->name;
-    if (auto full = rules.full_rules.find(name); any_nonzero && full != rules.full_rules.end()) {
-      JvpFullResult r = full->second(b, eqn, primals, tangents);
+    const PassRules& rules = pass_rules(*eqn.prim);
+    if (any_nonzero && rules.jvp_full) {
+      JvpFullResult r = rules.jvp_full(b, eqn, primals, tangents);
       for (size_t i = 0; i < eqn.outputs.size(); ++i) {
         primal_env.emplace(eqn.outputs[i], r.primal_outs[i]);
         if (r.tangent_outs[i]) tangent_env.emplace(eqn.outputs[i], *r.tangent_outs[i]);
@@ -98,11 +68,10 @@ JvpJaxpr jvp_jaxpr(const Jaxpr& jaxpr, const std::vector<bool>& nonzero, bool in
     copy.inputs = primals;
     b.append(copy);
     if (!any_nonzero) continue;
-    auto rule = rules.rules.find(name);
-    if (rule == rules.rules.end())
-      throw UnsupportedError(fmt::format("jvp: no differentiation rule for '{}' (from {})", name,
-                                         eqn.source.summarize()));
-    std::vector<Tangent> outs = rule->second(JvpRuleArgs{b, eqn, primals, tangents, eqn.outputs});
+    if (!rules.jvp)
+      throw UnsupportedError(fmt::format("jvp: no differentiation rule for '{}' (from {})",
+                                         eqn.prim->name, eqn.source.summarize()));
+    std::vector<Tangent> outs = rules.jvp(JvpRuleArgs{b, eqn, primals, tangents, eqn.outputs});
     for (size_t i = 0; i < eqn.outputs.size(); ++i)
       if (i < outs.size() && outs[i] && has_tangent_space(eqn.outputs[i].aval().dtype))
         tangent_env.emplace(eqn.outputs[i], *outs[i]);

@@ -36,9 +36,6 @@ using JvpFullRule =
     std::function<JvpFullResult(JaxprBuilder& b, const Eqn& eqn, std::span<const Atom> primals,
                                 std::span<const Tangent> tangents)>;
 
-void register_jvp_rule(std::string_view prim, JvpRule rule);
-void register_jvp_full_rule(std::string_view prim, JvpFullRule rule);
-
 struct JvpJaxpr {
   // (constvars; primals..., tangents of the nonzero inputs...) ->
   // (primal outs..., tangents of the outputs marked in out_nonzero...)

@@ -11,16 +11,11 @@
 #include "ir/primitive.h"
 #include "passes/body_memo.h"
 #include "passes/dce.h"
-#include "passes/rules.h"
+#include "passes/primitive_rules.h"
 
 namespace cjax {
 
 namespace {
-
-std::map<std::string, PartialEvalRule, std::less<>>& rule_table() {
-  static std::map<std::string, PartialEvalRule, std::less<>> t;
-  return t;
-}
 
 // The staged half of a jit or scan this pass split, with which of its inputs were known then
 // (the residuals). Split again with the same inputs known, such a call has nothing known left:
@@ -39,17 +34,11 @@ bool is_resplit_call(const Eqn& e) {
 
 }  // namespace
 
-void register_partial_eval_rule(std::string_view prim, PartialEvalRule rule) {
-  rule_table()[std::string(prim)] = std::move(rule);
-}
-
 PartialEvalResult partial_eval(const Jaxpr& jaxpr, const std::vector<bool>& in_unknown,
                                const std::vector<bool>& instantiate) {
   if (in_unknown.size() != jaxpr.invars.size())
     throw Error(fmt::format("partial_eval: {} flags for {} inputs", in_unknown.size(),
                             jaxpr.invars.size()));
-  ensure_pass_rules();
-  const auto& rules = rule_table();
   // Variables by identity (no reference counting on the hot path).
   std::unordered_set<const void*> unknown;
   unknown.reserve(jaxpr.eqns.size() * 2 + jaxpr.invars.size());
@@ -93,9 +82,9 @@ PartialEvalResult partial_eval(const Jaxpr& jaxpr, const std::vector<bool>& in_u
     const bool resplit = is_resplit_call(eqn);
     const JaxprRef* body = resplit ? &eqn.params.get_jaxpr("jaxpr") : nullptr;
     const std::vector<bool>* split_as = body && *body ? split_calls().find(*body) : nullptr;
-    if (auto rule = rules.find(eqn.prim->name);
-        rule != rules.end() && !(split_as && *split_as == in_unk)) {
-      PartialEvalRuleResult r = rule->second(eqn, in_unk);
+    if (const PartialEvalRule& rule = pass_rules(*eqn.prim).partial_eval;
+        rule && !(split_as && *split_as == in_unk)) {
+      PartialEvalRuleResult r = rule(eqn, in_unk);
       for (Eqn& k : r.known_eqns) known.eqns.push_back(std::move(k));
       if (r.staged_eqn) {
         if (is_resplit_call(*r.staged_eqn)) {

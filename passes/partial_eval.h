@@ -39,7 +39,6 @@ struct PartialEvalRuleResult {
 };
 using PartialEvalRule =
     std::function<PartialEvalRuleResult(const Eqn& eqn, const std::vector<bool>& in_unknown)>;
-void register_partial_eval_rule(std::string_view prim, PartialEvalRule rule);
 
 PartialEvalResult partial_eval(const Jaxpr& jaxpr, const std::vector<bool>& in_unknown,
                                const std::vector<bool>& instantiate);

@@ -17,6 +17,7 @@
 #include "passes/jvp.h"
 #include "passes/partial_eval.h"
 #include "passes/policies.h"
+#include "passes/primitive_rules.h"
 #include "passes/rules.h"
 #include "passes/transpose.h"
 #include "passes/util.h"
@@ -57,53 +58,34 @@ Params device_put_params(const std::string& memory_kind, size_t n) {
   return {{"devices", devices}, {"srcs", srcs}, {"copy_semantics", semantics}};
 }
 
-// JAX's call_partial_eval_custom_rule for a nested remat2 or a jit: both halves stay eqns of the
-// same primitive; a staged remat2 is marked differentiated. (Without it a jit mixing known and
-// unknown inputs would be staged whole, making the primal outputs of vjp unknown.)
-struct NestedSplit {
-  Eqn known, staged;
-  std::vector<bool> unks_out, inst_out;
-  std::vector<Var> residuals;  // including the not-instantiated inputs it reads
-};
+}  // namespace
 
-NestedSplit split_nested_remat(const Eqn& eqn, const std::vector<bool>& unks_in,
-                               const std::vector<bool>& inst_in, const PolicyRef& policy) {
+CustomRuleResult call_partial_eval_custom(const Eqn& eqn, const std::vector<bool>& unks_in,
+                                          const std::vector<bool>& inst_in,
+                                          const PolicyRef& policy) {
   const Jaxpr& body = *eqn.params.get_jaxpr("jaxpr");
   std::vector<bool> no(body.outvars.size(), false);
   CustomPartialEval pe = partial_eval_jaxpr_custom(body, unks_in, inst_in, no, no, policy);
-  NestedSplit r;
+  CustomRuleResult r;
   r.unks_out = pe.out_unknown;
   r.inst_out = pe.out_inst;
   std::vector<Var> residuals;
   for (size_t i = 0; i < pe.num_residuals; ++i) residuals.emplace_back(pe.staged.invars[i].aval());
-  r.known.prim = eqn.prim;
-  r.known.source = eqn.source;
-  r.known.inputs = select(eqn.inputs, unks_in, false);
-  r.known.outputs = select(eqn.outputs, pe.out_unknown, false);
-  r.known.outputs.insert(r.known.outputs.end(), residuals.begin(), residuals.end());
-  r.known.params = with_jaxpr(eqn.params, std::move(pe.known));
-  r.staged.prim = eqn.prim;
-  r.staged.source = eqn.source;
-  r.staged.inputs.assign(residuals.begin(), residuals.end());
-  for (const Atom& a : select(eqn.inputs, inst_in)) r.staged.inputs.push_back(a);
-  r.staged.outputs = select(eqn.outputs, pe.out_inst);
-  r.staged.params = with_jaxpr(eqn.params, std::move(pe.staged));
-  if (eqn.prim->name == "remat2") r.staged.params.set("differentiated", true);
+  Eqn known{eqn.prim, {}, {}, with_jaxpr(eqn.params, std::move(pe.known)), eqn.source};
+  known.inputs = select(eqn.inputs, unks_in, false);
+  known.outputs = select(eqn.outputs, pe.out_unknown, false);
+  known.outputs.insert(known.outputs.end(), residuals.begin(), residuals.end());
+  Eqn staged{eqn.prim, {}, {}, with_jaxpr(eqn.params, std::move(pe.staged)), eqn.source};
+  staged.inputs.assign(residuals.begin(), residuals.end());
+  for (const Atom& a : select(eqn.inputs, inst_in)) staged.inputs.push_back(a);
+  staged.outputs = select(eqn.outputs, pe.out_inst);
+  if (eqn.prim->name == "remat2") staged.params.set("differentiated", true);
   for (size_t i = 0; i < eqn.inputs.size(); ++i)
     if (eqn.inputs[i].is_var() && !inst_in[i]) r.residuals.push_back(eqn.inputs[i].var());
   r.residuals.insert(r.residuals.end(), residuals.begin(), residuals.end());
+  r.known_eqns.push_back(std::move(known));
+  r.staged_eqns.push_back(std::move(staged));
   return r;
-}
-
-std::map<std::string, PartialEvalCustomRule, std::less<>>& custom_rule_table() {
-  static std::map<std::string, PartialEvalCustomRule, std::less<>> t;
-  return t;
-}
-
-}  // namespace
-
-void register_partial_eval_custom_rule(std::string_view prim, PartialEvalCustomRule rule) {
-  custom_rule_table()[std::string(prim)] = std::move(rule);
 }
 
 CustomPartialEval partial_eval_jaxpr_custom(const Jaxpr& jaxpr, const std::vector<bool>& in_unknown,
@@ -111,8 +93,6 @@ CustomPartialEval partial_eval_jaxpr_custom(const Jaxpr& jaxpr, const std::vecto
                                             const std::vector<bool>& ensure_out_unknown,
                                             const std::vector<bool>& ensure_out_inst,
                                             const PolicyRef& policy) {
-  ensure_pass_rules();
-  const auto& custom_rules = custom_rule_table();
   std::unordered_map<Var, Flags, VarHash> env;
   ResidualSet residuals;
   std::vector<Eqn> known_eqns, staged_eqns;
@@ -149,17 +129,8 @@ CustomPartialEval partial_eval_jaxpr_custom(const Jaxpr& jaxpr, const std::vecto
       inst_in.push_back(f.inst);
       any_unknown |= f.unknown;
     }
-    if (eqn.prim->name == "remat2" || eqn.prim->name == "jit") {
-      NestedSplit s = split_nested_remat(eqn, unks_in, inst_in, policy);
-      known_eqns.push_back(std::move(s.known));
-      staged_eqns.push_back(std::move(s.staged));
-      for (const Var& r : s.residuals) residuals.add(r);
-      for (size_t i = 0; i < eqn.outputs.size(); ++i)
-        write(eqn.outputs[i], {s.unks_out[i], s.inst_out[i]});
-      continue;
-    }
-    if (auto rule = custom_rules.find(eqn.prim->name); rule != custom_rules.end()) {
-      CustomRuleResult s = rule->second(eqn, unks_in, inst_in, policy);
+    if (const PartialEvalCustomRule& rule = pass_rules(*eqn.prim).partial_eval_custom) {
+      CustomRuleResult s = rule(eqn, unks_in, inst_in, policy);
       for (Eqn& e : s.known_eqns) known_eqns.push_back(std::move(e));
       for (Eqn& e : s.staged_eqns) staged_eqns.push_back(std::move(e));
       for (const Var& r : s.residuals) residuals.add(r);
@@ -385,9 +356,12 @@ PartialEvalRuleResult remat_partial_eval(const Eqn& eqn, const std::vector<bool>
 }  // namespace
 
 void register_remat_rules() {
-  register_jvp_full_rule("remat2", call_jvp);
-  register_partial_eval_rule("remat2", remat_partial_eval);
-  register_transpose_rule("remat2", call_transpose);
+  PassRules& r = define_pass_rules("remat2");
+  r.jvp_full = call_jvp;
+  r.partial_eval = remat_partial_eval;
+  r.transpose = call_transpose;
+  r.partial_eval_custom = call_partial_eval_custom;
+  r.dce = call_dce;
 }
 
 }  // namespace cjax

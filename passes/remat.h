@@ -46,7 +46,13 @@ struct CustomRuleResult {
 using PartialEvalCustomRule =
     std::function<CustomRuleResult(const Eqn& eqn, const std::vector<bool>& unks_in,
                                    const std::vector<bool>& inst_in, const PolicyRef& policy)>;
-void register_partial_eval_custom_rule(std::string_view prim, PartialEvalCustomRule rule);
+// JAX's call_partial_eval_custom_rule, the rule of remat2 and jit: the body is split under the
+// same policy and both halves stay eqns of the call's primitive (a staged remat2 is marked
+// differentiated). Without it a jit mixing known and unknown inputs would be staged whole, making
+// the primal outputs of vjp unknown.
+CustomRuleResult call_partial_eval_custom(const Eqn& eqn, const std::vector<bool>& unks_in,
+                                          const std::vector<bool>& inst_in,
+                                          const PolicyRef& policy);
 
 // Inserts `v = reduce_precision[exponent_bits mantissa_bits] v'` after the producer of every
 // floating residual that another known eqn also reads (JAX PR #22244), so the forward pass and the

@@ -2,8 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <map>
-#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -12,35 +10,14 @@
 #include "ir/primitive.h"
 #include "passes/ad_rules/ops.h"
 #include "passes/partial_eval.h"
-#include "passes/rules.h"
+#include "passes/primitive_rules.h"
 
 namespace cjax {
-namespace {
-
-std::map<std::string, TransposeRule, std::less<>>& rule_table() {
-  static std::map<std::string, TransposeRule, std::less<>> t;
-  return t;
-}
-
-const std::map<std::string, TransposeRule, std::less<>>& builtin_rules() {
-  static std::once_flag once;
-  std::call_once(once, [] { ensure_pass_rules(); });
-  return rule_table();
-}
-
-}  // namespace
-
-void register_transpose_rule(std::string_view prim, TransposeRule rule) {
-  rule_table()[std::string(prim)] = std::move(rule);
-}
-
 namespace {
 
 // Transposes a jaxpr whose eqns all read a linear value (or only feed ones that do).
 Jaxpr transpose_linear(const Jaxpr& jaxpr, const std::vector<bool>& linear,
                        std::vector<bool>* ct_is_zero) {
-  const auto& rules = builtin_rules();
-
   // Which vars depend on a linear input.
   std::unordered_set<Var, VarHash> is_linear;
   for (size_t i = 0; i < linear.size(); ++i)
@@ -86,14 +63,14 @@ Jaxpr transpose_linear(const Jaxpr& jaxpr, const std::vector<bool>& linear,
       any |= cts.back().has_value();
     }
     if (!any) continue;
-    auto rule = rules.find(eqn.prim->name);
-    if (rule == rules.end())
+    const TransposeRule& rule = pass_rules(*eqn.prim).transpose;
+    if (!rule)
       throw UnsupportedError(fmt::format("transpose: no transpose rule for '{}' (from {})",
                                          eqn.prim->name, eqn.source.summarize()));
     std::vector<TransposeArg> args;
     for (const Atom& in : eqn.inputs) args.push_back({atom_linear(in), in});
     b.set_source(eqn.source);
-    std::vector<Cotangent> in_cts = rule->second(TransposeRuleArgs{b, eqn, args, cts});
+    std::vector<Cotangent> in_cts = rule(TransposeRuleArgs{b, eqn, args, cts});
     for (size_t i = 0; i < eqn.inputs.size() && i < in_cts.size(); ++i)
       if (in_cts[i] && args[i].linear) add_ct(eqn.inputs[i].var(), *in_cts[i]);
   }

@@ -34,8 +34,6 @@ struct TransposeRuleArgs {
 // Returns one cotangent per input (nullopt for non-linear inputs and zero cotangents).
 using TransposeRule = std::function<std::vector<Cotangent>(const TransposeRuleArgs&)>;
 
-void register_transpose_rule(std::string_view prim, TransposeRule rule);
-
 // Transposes `jaxpr` with respect to the invars marked in `linear`. The result takes
 // (non-linear invars..., one cotangent per outvar...) and returns the cotangents of the linear
 // invars (zeros where none flows). Constvars stay constvars.

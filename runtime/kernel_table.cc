@@ -23,6 +23,7 @@ class Table final : public KernelRegistry {
     register_slicing_kernels(*this);
     register_reduction_kernels(*this);
     register_cumulative_kernels(*this);
+    register_sort_kernels(*this);
     register_dot_kernels(*this);
     register_identity_kernels(*this);
     register_control_flow_kernels(*this);

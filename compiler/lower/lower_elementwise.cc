@@ -12,6 +12,7 @@
 #include "compiler/lower/lowering.h"
 #include "ir/errors.h"
 #include "ir/primitive.h"
+#include "runtime/kernels/erf_inv.h"
 
 namespace cjax::lower {
 namespace {
@@ -49,6 +50,35 @@ Value libm_call(EqnLowering& el, OpBuilder& b, Location loc, const std::string& 
 }
 
 using FloatFn = std::function<Value(EqnLowering&, OpBuilder&, Location, ValueRange)>;
+
+// erf_inv on float32 as the interpreter's kernel computes it (runtime/kernels/erf_inv.h): both
+// polynomials are evaluated and one is selected, so the loop vectorizes.
+Value erf_inv_f32(OpBuilder& b, Location loc, Value x) {
+  auto c = [&](double v) { return fconst(b, loc, x, v); };
+  auto horner = [&](const auto& coeffs, Value w) {
+    Value p = c(coeffs[0]);
+    for (size_t i = 1; i < coeffs.size(); ++i)
+      p = b.create<arith::AddFOp>(loc, c(coeffs[i]), b.create<arith::MulFOp>(loc, p, w));
+    return p;
+  };
+  Value one = c(1.0);
+  Value prod = b.create<arith::MulFOp>(loc, b.create<arith::SubFOp>(loc, one, x),
+                                       b.create<arith::AddFOp>(loc, one, x));
+  Value w = b.create<arith::NegFOp>(loc, b.create<math::LogOp>(loc, prod));
+  Value central =
+      b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OLT, w, c(runtime::kErfInvSplit));
+  Value p_central = horner(runtime::kErfInvCentral,
+                           b.create<arith::SubFOp>(loc, w, c(runtime::kErfInvCentralShift)));
+  Value p_tail = horner(
+      runtime::kErfInvTail,
+      b.create<arith::SubFOp>(loc, b.create<math::SqrtOp>(loc, w), c(runtime::kErfInvTailShift)));
+  Value p = b.create<arith::SelectOp>(loc, central, p_central, p_tail);
+  Value r = b.create<arith::MulFOp>(loc, p, x);
+  Value at_one =
+      b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OEQ, b.create<math::AbsFOp>(loc, x), one);
+  Value inf = b.create<arith::MulFOp>(loc, x, c(std::numeric_limits<double>::infinity()));
+  return b.create<arith::SelectOp>(loc, at_one, inf, r);
+}
 
 // A rule for a float-only elementwise primitive.
 LowerRule float_rule(FloatFn f) {
@@ -268,6 +298,15 @@ void register_elementwise_rules(LowerRuleTable& t) {
   t.add("erf", float_rule(unary_op<math::ErfOp>()));
   t.add("erfc", float_rule(libm("erfcf")));
   t.add("lgamma", float_rule(libm("lgammaf")));
+  t.add("erf_inv", [](EqnLowering& el, const std::vector<Value>& in) -> std::vector<Value> {
+    // float64 runs on the interpreter's kernel (Newton steps on erf there).
+    if (el.eqn.outputs[0].aval().dtype != DType::f32)
+      not_native(el, fmt::format("erf_inv is compiled for float32 only, got {}",
+                                 el.eqn.outputs[0].aval().str_short()));
+    return float_rule([](EqnLowering&, OpBuilder& b, Location loc, ValueRange a) {
+      return erf_inv_f32(b, loc, a[0]);
+    })(el, in);
+  });
   t.add("floor", float_rule(unary_op<math::FloorOp>()));
   t.add("ceil", float_rule(unary_op<math::CeilOp>()));
   t.add("round", float_rule([](EqnLowering& el, OpBuilder& b, Location loc, ValueRange a) -> Value {

@@ -92,6 +92,16 @@ AvalList reduce_precision_rule(Avals in, const Params& params) {
   return {ShapedArray(in[0].dtype, in[0].shape, in[0].weak_type)};
 }
 
+// round[rounding_method]: 0 rounds halves away from zero, 1 to even (JAX's RoundingMethod).
+AvalList round_rule(Avals in, const Params& params) {
+  expect_arity("round", in, 1);
+  expect_dtype("round", in, 0, kFloat);
+  param("round", params, "rounding_method");
+  ShapedArray out = in[0];
+  out.annotations = nullptr;
+  return {out};
+}
+
 AvalList convert_element_type_rule(Avals in, const Params& params) {
   expect_arity("convert_element_type", in, 1);
   DType t = dtype_param("convert_element_type", params, "new_dtype");
@@ -238,6 +248,7 @@ void register_elementwise(PrimitiveTable& table) {
     table.add(elementwise(std::move(p)));
   }
   table.add(elementwise(make_primitive("integer_pow", integer_pow_rule)));
+  table.add(elementwise(make_primitive("round", round_rule)));
   table.add(make_primitive("reduce_precision", reduce_precision_rule));
 
   struct BinarySpec {
@@ -274,6 +285,8 @@ void register_elementwise(PrimitiveTable& table) {
 
   table.add(make_primitive("name", identity_rule("name", false)));
   table.add(make_primitive("copy", identity_rule("copy", false)));
+  // JAX's ad_util.stop_gradient_p: the value, with a zero tangent (passes/ad_rules/logical.cc).
+  table.add(make_primitive("stop_gradient", identity_rule("stop_gradient", false)));
   table.add(make_primitive("optimization_barrier", identity_rule("optimization_barrier", true)));
 }
 

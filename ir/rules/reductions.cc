@@ -1,4 +1,4 @@
-// Reductions over axes (reduce_*), argmax/argmin, and cumulative reductions (cum*)
+// Reductions over axes (reduce_*), argmax/argmin, cumulative reductions (cum*) and sort
 // (jax/_src/lax/lax.py, jax/_src/lax/control_flow/loops.py).
 #include <fmt/format.h>
 
@@ -59,6 +59,24 @@ ShapeRule cumulative_rule(std::string name, unsigned accepted) {
   };
 }
 
+// sort[dimension is_stable num_keys]: operands of one shape sorted together along `dimension`,
+// lexicographically by the first num_keys of them; each output has its operand's type.
+AvalList sort_rule(Avals in, const Params& params) {
+  expect_min_arity("sort", in, 1);
+  for (size_t i = 0; i < in.size(); ++i) {
+    expect_dtype("sort", in, i, kAny);
+    if (in[i].shape != in[0].shape) fail_got("sort", "operands must have one shape", in);
+  }
+  check_axis("sort", "dimension", int_param("sort", params, "dimension"), in[0].rank(), in);
+  bool_param("sort", params, "is_stable");
+  const int64_t num_keys = int_param("sort", params, "num_keys");
+  if (num_keys < 1 || num_keys > static_cast<int64_t>(in.size()))
+    fail_got("sort",
+             fmt::format("num_keys={} must be between 1 and the {} operands", num_keys, in.size()),
+             in);
+  return AvalList(in.begin(), in.end());
+}
+
 }  // namespace
 
 void register_reductions(PrimitiveTable& table) {
@@ -83,6 +101,7 @@ void register_reductions(PrimitiveTable& table) {
        {std::pair{"cumsum", kNum}, std::pair{"cumprod", kNum}, std::pair{"cummax", kNum},
         std::pair{"cummin", kNum}, std::pair{"cumlogsumexp", kFloat}})
     table.add(make_primitive(name, cumulative_rule(name, accepted)));
+  table.add(make_primitive("sort", sort_rule));
 }
 
 }  // namespace cjax

@@ -17,6 +17,7 @@ Primitive& PrimitiveTable::add(Primitive prim) {
   if (!prim.canonicalize_params) prim.canonicalize_params = [](Params&) {};
   auto owned = std::make_unique<Primitive>(std::move(prim));
   Primitive& ref = *owned;
+  ref.index = static_cast<unsigned>(by_name_.size());
   by_name_.emplace(ref.name, std::move(owned));
   return ref;
 }
@@ -121,6 +122,10 @@ const Primitive& opaque_primitive(std::string_view name) {
 
 std::vector<std::string_view> builtin_primitive_names() {
   return table().names();
+}
+
+size_t builtin_primitive_count() {
+  return table().size();
 }
 
 std::vector<ShapedArray> infer_avals(const Primitive& prim, std::span<const ShapedArray> in,

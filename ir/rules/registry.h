@@ -17,6 +17,8 @@ const Primitive& get_primitive(std::string_view name);
 // The interned opaque primitive called `name` (the same object for the same name).
 const Primitive& opaque_primitive(std::string_view name);
 std::vector<std::string_view> builtin_primitive_names();
+// The number of built-in primitives: their Primitive::index runs from 0 below it.
+size_t builtin_primitive_count();
 
 // Runs prim's shape rule. Throws cjax::TypeError: "<prim>: <what is wrong> (got f32[3], f32[4])";
 // callers prepend the source location. Throws cjax::UnsupportedError for opaque primitives.

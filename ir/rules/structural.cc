@@ -210,6 +210,45 @@ AvalList iota_rule(Avals in, const Params& params) {
   return {ShapedArray(t, std::move(shape))};
 }
 
+// rev[dimensions]: the operand with the listed dimensions reversed (distinct, in range).
+AvalList rev_rule(Avals in, const Params& params) {
+  constexpr std::string_view kPrim = "rev";
+  expect_arity(kPrim, in, 1);
+  std::vector<int64_t> dims = ints_param(kPrim, params, "dimensions");
+  std::vector<bool> seen(in[0].shape.size(), false);
+  for (int64_t d : dims) {
+    check_axis(kPrim, "dimensions", d, in[0].rank(), in);
+    if (seen[static_cast<size_t>(d)])
+      fail_got(kPrim, fmt::format("dimension {} is listed twice", d), in);
+    seen[static_cast<size_t>(d)] = true;
+  }
+  return {in[0]};
+}
+
+// split[axis sizes]: the operand cut along `axis` into pieces of the given sizes, which add up to
+// the dimension.
+AvalList split_rule(Avals in, const Params& params) {
+  constexpr std::string_view kPrim = "split";
+  expect_arity(kPrim, in, 1);
+  const int64_t axis = int_param(kPrim, params, "axis");
+  check_axis(kPrim, "axis", axis, in[0].rank(), in);
+  int64_t total = 0;
+  AvalList out;
+  for (int64_t size : ints_param(kPrim, params, "sizes")) {
+    if (size < 0) fail_got(kPrim, fmt::format("negative size {}", size), in);
+    total += size;
+    Shape shape = in[0].shape;
+    shape[static_cast<size_t>(axis)] = size;
+    out.emplace_back(in[0].dtype, std::move(shape), in[0].weak_type);
+  }
+  if (total != in[0].shape[static_cast<size_t>(axis)])
+    fail_got(kPrim,
+             fmt::format("sizes add up to {}, not to dimension {} of size {}", total, axis,
+                         in[0].shape[static_cast<size_t>(axis)]),
+             in);
+  return out;
+}
+
 // broadcast_in_dim's rule since jax 0.9.1: the shape and sharding are implied by the binder's
 // type, and empty broadcast_dimensions are not shown (`broadcast_in_dim 1.0:f32[]`).
 std::vector<ParamRef> broadcast_in_dim_print(const Params& params) {
@@ -242,6 +281,8 @@ void register_structural(PrimitiveTable& table) {
   table.add(make_primitive("expand_dims", expand_dims_rule));
   table.add(make_primitive("concatenate", concatenate_rule));
   table.add(make_primitive("pad", pad_rule));
+  table.add(make_primitive("rev", rev_rule));
+  table.add(make_primitive("split", split_rule));
 
   Primitive iota = make_primitive("iota", iota_rule);
   iota.canonicalize_params = add_sharding;

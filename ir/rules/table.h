@@ -17,10 +17,12 @@ namespace cjax {
 class PrimitiveTable {
  public:
   // Adds `prim`; throws cjax::Error when the name is taken. Fills in the default print rule
-  // (sorted) and a no-op canonicalizer when they are left empty. The address is stable.
+  // (sorted) and a no-op canonicalizer when they are left empty, and numbers it (Primitive::index).
+  // The address is stable.
   Primitive& add(Primitive prim);
   const Primitive* find(std::string_view name) const;
   std::vector<std::string_view> names() const;  // sorted
+  size_t size() const { return by_name_.size(); }
 
  private:
   std::map<std::string, std::unique_ptr<Primitive>, std::less<>> by_name_;
@@ -30,7 +32,7 @@ class PrimitiveTable {
 void register_elementwise(PrimitiveTable& table);   // elementwise.cc: unary, binary, select, ...
 void register_structural(PrimitiveTable& table);    // structural.cc: broadcast, reshape, iota, ...
 void register_slicing(PrimitiveTable& table);       // slicing.cc: slice, dynamic_(update_)slice
-void register_reductions(PrimitiveTable& table);    // reductions.cc: reduce_*, arg*, cum*
+void register_reductions(PrimitiveTable& table);    // reductions.cc: reduce_*, arg*, cum*, sort
 void register_dot(PrimitiveTable& table);           // dot.cc: dot_general
 void register_calls(PrimitiveTable& table);         // calls.cc: jit, remat2, custom_*, device_put
 void register_control_flow(PrimitiveTable& table);  // control_flow.cc: cond, while, scan

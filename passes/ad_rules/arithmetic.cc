@@ -2,6 +2,7 @@
 // add_any, max, min, pow, integer_pow, rem, sign, abs, square, sqrt, rsqrt, cbrt, clamp.
 #include "passes/ad_rules/helpers.h"
 #include "passes/ad_rules/register.h"
+#include "passes/primitive_rules.h"
 
 namespace cjax {
 
@@ -143,12 +144,14 @@ void register_arithmetic_ad_rules() {
   deflinear("neg",
             [](const TransposeRuleArgs& a) { return std::vector<Cotangent>{neg(a.b, *a.cts[0])}; });
 
-  register_jvp_rule("add", additive_jvp(false));
-  register_transpose_rule("add",
-                          [](const TransposeRuleArgs& a) { return additive_transpose(a, false); });
-  register_jvp_rule("sub", additive_jvp(true));
-  register_transpose_rule("sub",
-                          [](const TransposeRuleArgs& a) { return additive_transpose(a, true); });
+  define_pass_rules("add").jvp = additive_jvp(false);
+  define_pass_rules("add").transpose = [](const TransposeRuleArgs& a) {
+    return additive_transpose(a, false);
+  };
+  define_pass_rules("sub").jvp = additive_jvp(true);
+  define_pass_rules("sub").transpose = [](const TransposeRuleArgs& a) {
+    return additive_transpose(a, true);
+  };
   deflinear("add_any", [](const TransposeRuleArgs& a) { return additive_transpose(a, false); });
 
   defjvp("mul", {[](JaxprBuilder& b, const Atom& g, Primals p, const Eqn& e) {
@@ -157,7 +160,7 @@ void register_arithmetic_ad_rules() {
                  [](JaxprBuilder& b, const Atom& g, Primals p, const Eqn& e) {
                    return mul(b, p[0], g, out_dtype_of(e));
                  }});
-  register_transpose_rule("mul", [](const TransposeRuleArgs& a) {
+  define_pass_rules("mul").transpose = [](const TransposeRuleArgs& a) {
     if (a.args[0].linear && a.args[1].linear)
       unsupported("transpose: mul of two linear values is not linear", a.eqn);
     std::vector<Cotangent> cts(2);
@@ -173,7 +176,7 @@ void register_arithmetic_ad_rules() {
       cts[1] = unbroadcast(a.b, y, g);
     }
     return cts;
-  });
+  };
 
   defjvp("div",
          {[](JaxprBuilder& b, const Atom& g, Primals p, const Eqn&) { return div(b, g, p[1]); },
@@ -183,11 +186,11 @@ void register_arithmetic_ad_rules() {
             Atom inv_sq = integer_pow(b, p[1], -2);
             return mul(b, num, inv_sq);
           }});
-  register_transpose_rule("div", [](const TransposeRuleArgs& a) {
+  define_pass_rules("div").transpose = [](const TransposeRuleArgs& a) {
     if (a.args[1].linear) unsupported("transpose: div is not linear in its divisor", a.eqn);
     Atom q = div(a.b, *a.cts[0], a.args[1].value);
     return std::vector<Cotangent>{unbroadcast(a.b, a.args[0].aval(), q), std::nullopt};
-  });
+  };
 
   for (const char* name : {"max", "min"})
     defjvp2(name, {[](JaxprBuilder& b, const Atom& g, const Atom& ans, Primals p, const Eqn&) {

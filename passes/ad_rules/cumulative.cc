@@ -14,6 +14,7 @@
 #include "ir/rules/registry.h"
 #include "passes/ad_rules/helpers.h"
 #include "passes/ad_rules/register.h"
+#include "passes/primitive_rules.h"
 
 namespace cjax {
 
@@ -191,11 +192,11 @@ void register_cumulative_ad_rules() {
     return std::vector<Cotangent>{
         a.b.emit1("cumsum", {*a.cts[0]}, lax_params::cumulative(axis, !reverse))};
   });
-  register_jvp_full_rule("cumprod",
-                         cumulative_jvp(binary_combine("mul", {{"out_dtype", NoneParam{}}})));
-  register_jvp_full_rule("cummax", cumulative_jvp(binary_combine("max")));
-  register_jvp_full_rule("cummin", cumulative_jvp(binary_combine("min")));
-  register_jvp_full_rule("cumlogsumexp", cumulative_jvp(logaddexp));
+  define_pass_rules("cumprod").jvp_full =
+      cumulative_jvp(binary_combine("mul", {{"out_dtype", NoneParam{}}}));
+  define_pass_rules("cummax").jvp_full = cumulative_jvp(binary_combine("max"));
+  define_pass_rules("cummin").jvp_full = cumulative_jvp(binary_combine("min"));
+  define_pass_rules("cumlogsumexp").jvp_full = cumulative_jvp(logaddexp);
 }
 
 }  // namespace cjax

@@ -7,6 +7,7 @@
 #include "ir/lax_params.h"
 #include "passes/ad_rules/helpers.h"
 #include "passes/ad_rules/register.h"
+#include "passes/primitive_rules.h"
 
 namespace cjax {
 
@@ -80,7 +81,7 @@ void register_dot_general_ad_rules() {
                                return emit_like(b, p[0], g, e);
                              }});
 
-  register_transpose_rule("dot_general", [](const TransposeRuleArgs& a) {
+  define_pass_rules("dot_general").transpose = [](const TransposeRuleArgs& a) {
     auto dn = DotDimensionNumbers::from_param(a.eqn.params.at("dimension_numbers"));
     const Atom& g = *a.cts[0];
     std::vector<Cotangent> cts(2);
@@ -92,7 +93,7 @@ void register_dot_general_ad_rules() {
       cts[1] =
           transpose_lhs(a.b, g, a.args[1].aval(), a.args[0].value, swapped(dn), a.eqn.params, true);
     return cts;
-  });
+  };
 }
 
 }  // namespace cjax

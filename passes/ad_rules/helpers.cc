@@ -1,4 +1,5 @@
 #include "passes/ad_rules/helpers.h"
+#include "passes/primitive_rules.h"
 
 #include <fmt/format.h>
 
@@ -19,41 +20,42 @@ Tangent sum_terms(JaxprBuilder& b, const std::vector<Atom>& terms) {
 }  // namespace
 
 void defjvp(std::string_view prim, std::vector<JvpTerm> terms) {
-  register_jvp_rule(prim, [terms](const JvpRuleArgs& a) {
+  define_pass_rules(prim).jvp = [terms](const JvpRuleArgs& a) {
     std::vector<Atom> outs;
     for (size_t i = 0; i < terms.size() && i < a.tangents.size(); ++i)
       if (terms[i] && a.tangents[i])
         outs.push_back(terms[i](a.b, *a.tangents[i], a.primals, a.eqn));
     return std::vector<Tangent>{sum_terms(a.b, outs)};
-  });
+  };
 }
 
 void defjvp2(std::string_view prim, std::vector<JvpTerm2> terms) {
-  register_jvp_rule(prim, [terms](const JvpRuleArgs& a) {
+  define_pass_rules(prim).jvp = [terms](const JvpRuleArgs& a) {
     std::vector<Atom> outs;
     Atom ans = a.primal_outs[0];
     for (size_t i = 0; i < terms.size() && i < a.tangents.size(); ++i)
       if (terms[i] && a.tangents[i])
         outs.push_back(terms[i](a.b, *a.tangents[i], ans, a.primals, a.eqn));
     return std::vector<Tangent>{sum_terms(a.b, outs)};
-  });
+  };
 }
 
 void defjvp_zero(std::string_view prim) {
-  register_jvp_rule(
-      prim, [](const JvpRuleArgs& a) { return std::vector<Tangent>(a.primal_outs.size()); });
+  define_pass_rules(prim).jvp = [](const JvpRuleArgs& a) {
+    return std::vector<Tangent>(a.primal_outs.size());
+  };
 }
 
 void deflinear(std::string_view prim, TransposeRule transpose) {
-  register_jvp_rule(prim, [](const JvpRuleArgs& a) {
+  define_pass_rules(prim).jvp = [](const JvpRuleArgs& a) {
     std::vector<Atom> tangents;
     for (size_t i = 0; i < a.primals.size(); ++i)
       tangents.push_back(a.tangents[i] ? *a.tangents[i]
                                        : zeros_like_aval(a.b, a.primals[i].aval()));
     std::vector<Var> outs = a.b.emit(*a.eqn.prim, tangents, a.eqn.params);
     return std::vector<Tangent>(outs.begin(), outs.end());
-  });
-  register_transpose_rule(prim, std::move(transpose));
+  };
+  define_pass_rules(prim).transpose = std::move(transpose);
 }
 
 Atom unbroadcast(JaxprBuilder& b, const ShapedArray& aval, const Atom& x) {

@@ -6,6 +6,7 @@
 
 #include "passes/ad_rules/helpers.h"
 #include "passes/ad_rules/register.h"
+#include "passes/primitive_rules.h"
 
 namespace cjax {
 
@@ -90,10 +91,11 @@ void register_identity_ad_rules() {
   });
 
   // name_jvp: the primal keeps its name; the tangent is not named.
-  register_jvp_rule("name",
-                    [](const JvpRuleArgs& a) { return std::vector<Tangent>{a.tangents[0]}; });
+  define_pass_rules("name").jvp = [](const JvpRuleArgs& a) {
+    return std::vector<Tangent>{a.tangents[0]};
+  };
 
-  register_jvp_rule("optimization_barrier", [](const JvpRuleArgs& a) {
+  define_pass_rules("optimization_barrier").jvp = [](const JvpRuleArgs& a) {
     std::vector<Atom> nz;
     for (const Tangent& t : a.tangents)
       if (t) nz.push_back(*t);
@@ -102,8 +104,8 @@ void register_identity_ad_rules() {
     size_t k = 0;
     for (const Tangent& t : a.tangents) result.push_back(t ? Tangent(outs[k++]) : std::nullopt);
     return result;
-  });
-  register_transpose_rule("optimization_barrier", [](const TransposeRuleArgs& a) {
+  };
+  define_pass_rules("optimization_barrier").transpose = [](const TransposeRuleArgs& a) {
     std::vector<Atom> nz;
     for (const Cotangent& ct : a.cts)
       if (ct) nz.push_back(*ct);
@@ -112,7 +114,7 @@ void register_identity_ad_rules() {
     size_t k = 0;
     for (const Cotangent& ct : a.cts) result.push_back(ct ? Cotangent(outs[k++]) : std::nullopt);
     return result;
-  });
+  };
 
   deflinear("device_put", device_put_transpose);
 }

@@ -1,12 +1,16 @@
 // Autodiff rules of the reductions (jax/_src/lax/lax.py): reduce_sum (linear), reduce_max and
 // reduce_min (_reduce_chooser_jvp_rule), reduce_prod (_reduce_jvp: a pairwise product tree,
-// differentiated; it replaces the primal eqn, as in JAX).
+// differentiated; it replaces the primal eqn, as in JAX), and sort.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <numeric>
 
+#include "ir/errors.h"
 #include "ir/lax_params.h"
 #include "passes/ad_rules/helpers.h"
 #include "passes/ad_rules/register.h"
+#include "passes/primitive_rules.h"
 
 namespace cjax {
 
@@ -91,6 +95,52 @@ JvpFullResult reduce_prod_jvp(JaxprBuilder& b, const Eqn& eqn, std::span<const A
   return {{out.primal}, {out.tangent}};
 }
 
+// sort with `num_keys` keys, returning its last output: `x` permuted as the keys are sorted.
+Atom sorted_along(JaxprBuilder& b, const Eqn& eqn, std::vector<Atom> keys, const Atom& x) {
+  Params params = eqn.params;
+  params.set("num_keys", static_cast<int64_t>(keys.size()));
+  keys.push_back(x);
+  return b.emit(*eqn.prim, std::move(keys), std::move(params)).back();
+}
+
+// A tangent of sort is its operand's tangent permuted like the operand: sorted along with the
+// keys, which is linear in the tangent. JAX's rule gathers by the permutation instead; this one
+// needs no gather (cjax has none yet) and transposes to another sort.
+std::vector<Tangent> sort_jvp(const JvpRuleArgs& a) {
+  const auto num_keys = static_cast<size_t>(a.eqn.params.get_int("num_keys"));
+  std::vector<Atom> keys(a.primals.begin(), a.primals.begin() + static_cast<long>(num_keys));
+  std::vector<Tangent> out(a.tangents.size());
+  for (size_t i = 0; i < a.tangents.size(); ++i)
+    if (a.tangents[i]) out[i] = sorted_along(a.b, a.eqn, keys, *a.tangents[i]);
+  return out;
+}
+
+// The transpose of "permute t as the keys sort" sends each cotangent back to where its element
+// came from: the permutation is the iota sorted along with the keys, and sorting the cotangent by
+// it undoes the permutation.
+std::vector<Cotangent> sort_transpose(const TransposeRuleArgs& a) {
+  const auto num_keys = static_cast<size_t>(a.eqn.params.get_int("num_keys"));
+  std::vector<Atom> keys;
+  for (size_t i = 0; i < num_keys; ++i) {
+    if (a.args[i].linear)
+      throw UnsupportedError(
+          fmt::format("transpose: sort is not linear in its key operand {} (from {})", i,
+                      a.eqn.source.summarize()));
+    keys.push_back(a.args[i].value);
+  }
+  const ShapedArray& aval = keys[0].aval();
+  Atom iota = a.b.emit1("iota", {},
+                        {{"dtype", DType::i32},
+                         {"shape", ParamValue::ints(aval.shape)},
+                         {"dimension", a.eqn.params.get_int("dimension")},
+                         {"sharding", NoneParam{}}});
+  Atom perm = sorted_along(a.b, a.eqn, keys, iota);
+  std::vector<Cotangent> cts(a.args.size());
+  for (size_t i = num_keys; i < a.args.size(); ++i)
+    if (a.args[i].linear && a.cts[i]) cts[i] = sorted_along(a.b, a.eqn, {perm}, *a.cts[i]);
+  return cts;
+}
+
 }  // namespace
 
 void register_reduction_ad_rules() {
@@ -101,7 +151,10 @@ void register_reduction_ad_rules() {
   });
   defjvp2("reduce_max", {chooser_jvp});
   defjvp2("reduce_min", {chooser_jvp});
-  register_jvp_full_rule("reduce_prod", reduce_prod_jvp);
+  define_pass_rules("reduce_prod").jvp_full = reduce_prod_jvp;
+  PassRules& sort = define_pass_rules("sort");
+  sort.jvp = sort_jvp;
+  sort.transpose = sort_transpose;
 }
 
 }  // namespace cjax

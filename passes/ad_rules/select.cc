@@ -2,13 +2,14 @@
 // _select_transpose_rule). The predicate is never differentiated; the op is linear in the cases.
 #include "passes/ad_rules/helpers.h"
 #include "passes/ad_rules/register.h"
+#include "passes/primitive_rules.h"
 
 namespace cjax {
 
 void register_select_ad_rules() {
   // select_n over the case tangents, with zeros (shaped like the first nonzero tangent) standing
   // in for the zero ones.
-  register_jvp_rule("select_n", [](const JvpRuleArgs& a) -> std::vector<Tangent> {
+  define_pass_rules("select_n").jvp = [](const JvpRuleArgs& a) -> std::vector<Tangent> {
     std::span<const Tangent> cases = a.tangents.subspan(1);
     const Tangent* first = nullptr;
     for (const Tangent& t : cases)
@@ -21,10 +22,10 @@ void register_select_ad_rules() {
     std::vector<Atom> ts;
     for (const Tangent& t : cases) ts.push_back(t ? *t : z);
     return {ad::select_n(a.b, a.primals[0], ts)};
-  });
+  };
 
   // Each linear case gets the cotangent where it was selected and zeros elsewhere.
-  register_transpose_rule("select_n", [](const TransposeRuleArgs& a) {
+  define_pass_rules("select_n").transpose = [](const TransposeRuleArgs& a) {
     if (a.args[0].linear)
       ad::unsupported("transpose: select_n is not linear in its predicate", a.eqn);
     const Atom& ct = *a.cts[0];
@@ -47,7 +48,7 @@ void register_select_ad_rules() {
       cts[i + 1] = ad::select(a.b, hit, ct, zeros);
     }
     return cts;
-  });
+  };
 }
 
 }  // namespace cjax

@@ -2,6 +2,7 @@
 // All are linear in their array operands; start indices are never differentiated.
 #include "passes/ad_rules/helpers.h"
 #include "passes/ad_rules/register.h"
+#include "passes/primitive_rules.h"
 
 namespace cjax {
 
@@ -52,27 +53,27 @@ std::vector<Cotangent> slice_transpose(const TransposeRuleArgs& a) {
 void register_slicing_ad_rules() {
   deflinear("slice", slice_transpose);
 
-  register_jvp_rule("dynamic_slice", [](const JvpRuleArgs& a) -> std::vector<Tangent> {
+  define_pass_rules("dynamic_slice").jvp = [](const JvpRuleArgs& a) -> std::vector<Tangent> {
     std::vector<Atom> idx(a.primals.begin() + 1, a.primals.end());
     return {dynamic_slice(a.b, *a.tangents[0], idx, a.eqn.params.get_ints("slice_sizes"))};
-  });
-  register_transpose_rule("dynamic_slice", [](const TransposeRuleArgs& a) {
+  };
+  define_pass_rules("dynamic_slice").transpose = [](const TransposeRuleArgs& a) {
     expect_nonlinear_indices(a, 1);
     const Atom& ct = *a.cts[0];
     std::vector<Cotangent> cts(a.args.size());
     Atom zeros = full(a.b, a.args[0].aval().shape, 0.0, ct.aval().dtype);
     cts[0] = dynamic_update_slice(a.b, zeros, ct, start_indices(a.args, 1));
     return cts;
-  });
+  };
 
-  register_jvp_rule("dynamic_update_slice", [](const JvpRuleArgs& a) -> std::vector<Tangent> {
+  define_pass_rules("dynamic_update_slice").jvp = [](const JvpRuleArgs& a) -> std::vector<Tangent> {
     if (!a.tangents[0] && !a.tangents[1]) return {std::nullopt};
     Atom g_operand = a.tangents[0] ? *a.tangents[0] : zeros_like_aval(a.b, a.primals[0].aval());
     Atom g_update = a.tangents[1] ? *a.tangents[1] : zeros_like_aval(a.b, a.primals[1].aval());
     std::vector<Atom> idx(a.primals.begin() + 2, a.primals.end());
     return {dynamic_update_slice(a.b, g_operand, g_update, idx)};
-  });
-  register_transpose_rule("dynamic_update_slice", [](const TransposeRuleArgs& a) {
+  };
+  define_pass_rules("dynamic_update_slice").transpose = [](const TransposeRuleArgs& a) {
     expect_nonlinear_indices(a, 2);
     const Atom& t = *a.cts[0];
     std::vector<Atom> idx = start_indices(a.args, 2);
@@ -82,7 +83,7 @@ void register_slicing_ad_rules() {
     if (a.args[0].linear) cts[0] = dynamic_update_slice(a.b, t, zeros, idx);
     if (a.args[1].linear) cts[1] = dynamic_slice(a.b, t, idx, update_shape);
     return cts;
-  });
+  };
 }
 
 }  // namespace cjax

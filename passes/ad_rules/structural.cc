@@ -7,6 +7,7 @@
 #include "ir/rules/registry.h"
 #include "passes/ad_rules/helpers.h"
 #include "passes/ad_rules/register.h"
+#include "passes/primitive_rules.h"
 
 namespace cjax {
 
@@ -161,18 +162,18 @@ void register_structural_ad_rules() {
   deflinear("pad", pad_transpose);
 
   // Tangents exist only for floating results; the transpose converts back to the operand's type.
-  register_jvp_rule("convert_element_type", [](const JvpRuleArgs& a) -> std::vector<Tangent> {
+  define_pass_rules("convert_element_type").jvp = [](const JvpRuleArgs& a) -> std::vector<Tangent> {
     DType to = a.eqn.params.get_dtype("new_dtype");
     if (!has_tangent_space(to)) return {std::nullopt};
     bool weak = a.eqn.params.get_bool("weak_type");
     return {convert_element_type(a.b, *a.tangents[0], to, weak)};
-  });
-  register_transpose_rule("convert_element_type", [](const TransposeRuleArgs& a) {
+  };
+  define_pass_rules("convert_element_type").transpose = [](const TransposeRuleArgs& a) {
     const ShapedArray& operand = a.args[0].aval();
     if (!has_tangent_space(operand.dtype)) return std::vector<Cotangent>(1);
     return std::vector<Cotangent>{
         convert_element_type(a.b, *a.cts[0], operand.dtype, operand.weak_type)};
-  });
+  };
 }
 
 }  // namespace cjax

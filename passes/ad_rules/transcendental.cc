@@ -5,6 +5,7 @@
 
 #include "passes/ad_rules/helpers.h"
 #include "passes/ad_rules/register.h"
+#include "passes/primitive_rules.h"
 
 namespace cjax {
 
@@ -186,10 +187,10 @@ void register_transcendental_ad_rules() {
     return mul(b, g, d);
   });
   // JAX differentiates digamma with polygamma(1, x), a primitive cjax does not have.
-  register_jvp_rule("digamma", [](const JvpRuleArgs& a) -> std::vector<Tangent> {
+  define_pass_rules("digamma").jvp = [](const JvpRuleArgs& a) -> std::vector<Tangent> {
     unsupported("jvp: 'digamma' needs the 'polygamma' primitive, which cjax does not provide",
                 a.eqn);
-  });
+  };
 }
 
 }  // namespace cjax

@@ -4,6 +4,9 @@
 // conds keep one signature; transpose branch by branch; dce with the union of the branches' needs.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <optional>
+
 #include "ir/errors.h"
 #include "ir/primitive.h"
 #include "passes/ad_rules/ops.h"
@@ -13,6 +16,7 @@
 #include "passes/inline.h"
 #include "passes/jvp.h"
 #include "passes/partial_eval.h"
+#include "passes/primitive_rules.h"
 #include "passes/remat.h"
 #include "passes/transpose.h"
 #include "passes/util.h"
@@ -270,9 +274,15 @@ std::vector<Cotangent> cond_transpose(const TransposeRuleArgs& a) {
   return cts;
 }
 
-}  // namespace
-
-Eqn cond_dce(const Eqn& eqn, const std::vector<bool>& used_outputs) {
+// Branches with constvars (never built by cjax, possible in parsed text) are kept whole.
+std::optional<Eqn> cond_dce(const Eqn& eqn, const std::vector<bool>& used_outputs) {
+  if (std::all_of(used_outputs.begin(), used_outputs.end(), [](bool u) { return u; }))
+    return std::nullopt;
+  const ParamValue& v = eqn.params.at("branches");
+  if (!v.is<ParamTuple>()) return std::nullopt;
+  for (const ParamValue& b : v.as<ParamTuple>().items)
+    if (!b.is<JaxprRef>() || !b.as<JaxprRef>() || !b.as<JaxprRef>()->constvars.empty())
+      return std::nullopt;
   std::vector<const Jaxpr*> branches = cf::branches_param(eqn);
   std::vector<bool> used_in(branches[0]->invars.size(), false);
   std::vector<Jaxpr> pruned;
@@ -291,11 +301,15 @@ Eqn cond_dce(const Eqn& eqn, const std::vector<bool>& used_outputs) {
   return out;
 }
 
+}  // namespace
+
 void register_cond_rules() {
-  register_jvp_full_rule("cond", cond_jvp);
-  register_partial_eval_rule("cond", cond_partial_eval);
-  register_transpose_rule("cond", cond_transpose);
-  register_partial_eval_custom_rule("cond", cond_partial_eval_custom);
+  PassRules& r = define_pass_rules("cond");
+  r.jvp_full = cond_jvp;
+  r.partial_eval = cond_partial_eval;
+  r.transpose = cond_transpose;
+  r.partial_eval_custom = cond_partial_eval_custom;
+  r.dce = cond_dce;
 }
 
 }  // namespace cjax

@@ -6,6 +6,9 @@
 // carries that are needed.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <optional>
+
 #include <unordered_map>
 #include <unordered_set>
 
@@ -18,6 +21,7 @@
 #include "passes/inline.h"
 #include "passes/jvp.h"
 #include "passes/partial_eval.h"
+#include "passes/primitive_rules.h"
 #include "passes/remat.h"
 #include "passes/transpose.h"
 #include "passes/util.h"
@@ -508,12 +512,15 @@ std::vector<Cotangent> scan_transpose(const TransposeRuleArgs& a) {
   return cts;
 }
 
-}  // namespace
-
 // ---- dce ---------------------------------------------------------------------------------------
 
-Eqn scan_dce(const Eqn& eqn, const std::vector<bool>& used_outputs) {
-  const Jaxpr& body = cf::body_param(eqn, "jaxpr");
+// Bodies with constvars (never built by cjax, possible in parsed text) are kept whole.
+std::optional<Eqn> scan_dce(const Eqn& eqn, const std::vector<bool>& used_outputs) {
+  if (std::all_of(used_outputs.begin(), used_outputs.end(), [](bool u) { return u; }))
+    return std::nullopt;
+  const JaxprRef& ref = eqn.params.get_jaxpr("jaxpr");
+  if (!ref || !ref->constvars.empty()) return std::nullopt;
+  const Jaxpr& body = *ref;
   ScanShape s = scan_shape(eqn, body);
   std::vector<bool> used_carry = slice(used_outputs, 0, s.nk);
   std::vector<bool> used_ys = slice(used_outputs, s.nk, s.ny);
@@ -535,11 +542,15 @@ Eqn scan_dce(const Eqn& eqn, const std::vector<bool>& used_outputs) {
   return out;
 }
 
+}  // namespace
+
 void register_scan_rules() {
-  register_jvp_full_rule("scan", scan_jvp);
-  register_partial_eval_rule("scan", scan_partial_eval);
-  register_transpose_rule("scan", scan_transpose);
-  register_partial_eval_custom_rule("scan", scan_partial_eval_custom);
+  PassRules& r = define_pass_rules("scan");
+  r.jvp_full = scan_jvp;
+  r.partial_eval = scan_partial_eval;
+  r.transpose = scan_transpose;
+  r.partial_eval_custom = scan_partial_eval_custom;
+  r.dce = scan_dce;
 }
 
 }  // namespace cjax

@@ -13,6 +13,7 @@
 #include "passes/dce.h"
 #include "passes/jvp.h"
 #include "passes/partial_eval.h"
+#include "passes/primitive_rules.h"
 #include "passes/remat.h"
 #include "passes/transpose.h"
 #include "passes/util.h"
@@ -188,10 +189,11 @@ std::vector<Cotangent> while_transpose(const TransposeRuleArgs& a) {
 }  // namespace
 
 void register_while_rules() {
-  register_jvp_full_rule("while", while_jvp);
-  register_partial_eval_rule("while", while_partial_eval);
-  register_transpose_rule("while", while_transpose);
-  register_partial_eval_custom_rule("while", while_partial_eval_custom);
+  PassRules& r = define_pass_rules("while");
+  r.jvp_full = while_jvp;
+  r.partial_eval = while_partial_eval;
+  r.transpose = while_transpose;
+  r.partial_eval_custom = while_partial_eval_custom;
 }
 
 }  // namespace cjax

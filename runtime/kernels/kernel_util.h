@@ -46,6 +46,7 @@ void register_shape_kernels(KernelRegistry& r);
 void register_slicing_kernels(KernelRegistry& r);
 void register_reduction_kernels(KernelRegistry& r);
 void register_cumulative_kernels(KernelRegistry& r);
+void register_sort_kernels(KernelRegistry& r);
 void register_dot_kernels(KernelRegistry& r);
 void register_identity_kernels(KernelRegistry& r);
 void register_control_flow_kernels(KernelRegistry& r);

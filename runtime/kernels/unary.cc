@@ -2,6 +2,7 @@
 #include <bit>
 #include <cmath>
 
+#include "runtime/kernels/erf_inv.h"
 #include "runtime/kernels/int_math.h"
 #include "runtime/kernels/kernel_util.h"
 
@@ -64,6 +65,8 @@ CJAX_FLOAT_UNARY(Logistic,
 CJAX_FLOAT_UNARY(Erf, std::erf(x))
 CJAX_FLOAT_UNARY(Erfc, std::erfc(x))
 CJAX_FLOAT_UNARY(Lgamma, std::lgamma(x))
+CJAX_FLOAT_UNARY(ErfInv,
+                 T(std::is_same_v<T, float> ? erf_inv_f32(float(x)) : erf_inv_f64(double(x))))
 CJAX_FLOAT_UNARY(Floor, std::floor(x))
 CJAX_FLOAT_UNARY(Ceil, std::ceil(x))
 #undef CJAX_FLOAT_UNARY
@@ -271,6 +274,7 @@ void register_unary_kernels(KernelRegistry& r) {
   r.add("erf", unary_kernel<Erf>);
   r.add("erfc", unary_kernel<Erfc>);
   r.add("lgamma", unary_kernel<Lgamma>);
+  r.add("erf_inv", unary_kernel<ErfInv>);
   r.add("floor", unary_kernel<Floor>);
   r.add("ceil", unary_kernel<Ceil>);
   r.add("abs", unary_kernel<Abs>);

@@ -31,6 +31,19 @@ inline std::string wild_jaxpr(const std::string& name) {
   return t;
 }
 
+// The text JAX printed for case `title` of tests/golden/jax_0_11_2/<file> (written by
+// scripts/jax_oracle.py: `## title`, then the text inside a ``` fence).
+inline std::string jax_case(const std::string& file, const std::string& title) {
+  const std::string all = text("jax_0_11_2/" + file);
+  const std::string head = "## " + title + "\n```\n";
+  const size_t at = all.find(head);
+  if (at == std::string::npos)
+    throw std::runtime_error("no case '" + title + "' in tests/golden/jax_0_11_2/" + file);
+  const size_t begin = at + head.size();
+  const size_t end = all.find("\n```", begin);
+  return all.substr(begin, end - begin);
+}
+
 }  // namespace golden
 
 // Declares `var` holding the wild jaxpr `name`, or skips the test case when it is missing.

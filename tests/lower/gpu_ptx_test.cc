@@ -9,6 +9,7 @@
 
 #include "compiler/lower/gpu.h"
 #include "examples/registry.h"
+#include "ir/errors.h"
 #include "ir/parse/parser.h"
 #include "passes/vjp.h"
 

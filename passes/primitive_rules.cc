@@ -1,0 +1,29 @@
+#include "passes/primitive_rules.h"
+
+#include "ir/rules/per_primitive.h"
+#include "passes/rules.h"
+
+namespace cjax {
+
+namespace {
+
+PerPrimitive<PassRules>& table() {
+  static PerPrimitive<PassRules> t;
+  return t;
+}
+
+}  // namespace
+
+const PassRules& pass_rules(const Primitive& prim) {
+  static const bool filled = (ensure_pass_rules(), true);
+  (void)filled;
+  static const PassRules none;
+  const PassRules* r = table().find(prim);
+  return r ? *r : none;
+}
+
+PassRules& define_pass_rules(std::string_view name) {
+  return table().define(name);
+}
+
+}  // namespace cjax

@@ -1,0 +1,42 @@
+// The transformation rules of a primitive, kept together in one record per primitive: its jvp,
+// its transpose, its partial-eval rules and its dce. Each family file under passes/ad_rules/ (and
+// remat.cc, jit_rules.cc, control_flow/) fills in the records of its primitives; the passes read
+// them from the eqn's primitive. A primitive's shape rule, params and traits are in ir/rules/.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "ir/jaxpr.h"
+#include "passes/jvp.h"
+#include "passes/partial_eval.h"
+#include "passes/remat.h"
+#include "passes/transpose.h"
+
+namespace cjax {
+
+// Dead-code elimination of one eqn whose outputs are used as marked (at least one is): the eqn
+// that computes just those outputs, or nullopt when the eqn stays as it is. Primitives without a
+// rule are kept whole.
+using DceRule =
+    std::function<std::optional<Eqn>(const Eqn& eqn, const std::vector<bool>& used_outputs)>;
+
+struct PassRules {
+  JvpRule jvp;
+  JvpFullRule jvp_full;  // higher-order primitives: emits the primal part too; preferred over jvp
+  TransposeRule transpose;
+  PartialEvalRule partial_eval;               // primitives whose eqn splits in two (remat2, jit)
+  PartialEvalCustomRule partial_eval_custom;  // ... and under a remat policy (scan, remat2, jit)
+  DceRule dce;
+};
+
+// The rules of `prim`: all empty for primitives with none (opaque ones included).
+const PassRules& pass_rules(const Primitive& prim);
+
+// The record of the built-in primitive `name`, for its family file to fill in while
+// ensure_pass_rules() runs (passes/rules.h).
+PassRules& define_pass_rules(std::string_view name);
+
+}  // namespace cjax
