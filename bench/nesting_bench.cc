@@ -6,7 +6,7 @@
 // build/bench/bench_nesting.
 #include <benchmark/benchmark.h>
 
-#include "compiler/cjax.h"
+#include "cjax/api.h"
 #include "passes/vjp.h"
 #include "tests/passes/nested_calls.h"
 

@@ -10,8 +10,8 @@
 #include <chrono>
 #include <vector>
 
-#include "compiler/cjax.h"
-#include "compiler/lower/executable.h"
+#include "cjax/api.h"
+#include "compiler/cpu/executable.h"
 #include "examples/registry.h"
 #include "ir/parse/parser.h"
 #include "passes/pipeline.h"
@@ -238,7 +238,7 @@ void dot_shapes(benchmark::internal::Benchmark* b) {
 }
 BENCHMARK(BM_dot_native)->Apply(dot_shapes);
 BENCHMARK(BM_dot_blas)->Apply(dot_shapes);
-// Deep programs compile as segments (compiler/lower/segments.h): equal layers share one compiled
+// Deep programs compile as segments (compiler/cpu/segments.h): equal layers share one compiled
 // function, so the time grows with depth only through tracing, differentiation and planning.
 BENCHMARK(BM_chain_trace_transform)
     ->RangeMultiplier(10)

@@ -4,7 +4,7 @@
 // build/bench/bench_tracing. (JAX, the peer, needs Python with jax installed; see bench/README.md.)
 #include <benchmark/benchmark.h>
 
-#include "compiler/cjax.h"
+#include "cjax/api.h"
 #include "ir/parse/parser.h"
 #include "passes/policies.h"
 #include "passes/remat.h"

@@ -1,7 +1,7 @@
 # Installing cjax: headers under include/cjax/, the static libraries, the `cjax` CLI, a CMake
 # package (find_package(cjax) -> cjax::cjax, cjax::plugin) and a pkg-config file.
 #
-# Public headers include each other as "compiler/array.h", so the installed include root is
+# Public headers include each other as "cjax/array.h", so the installed include root is
 # include/cjax/ and the umbrella header is include/cjax/cjax.h (<cjax/cjax.h> from include/); both
 # directories go on the consumer's include path.
 include(GNUInstallDirs)

@@ -2,7 +2,7 @@
 
 #include <sstream>
 
-#include "compiler/cjax.h"
+#include "cjax/api.h"
 #include "passes/policies.h"
 
 namespace cjax::examples {

@@ -3,7 +3,7 @@
 // And a deep MLP for the memory tools: 64 layers h = tanh(h @ W_i + b_i).
 #include <cmath>
 
-#include "compiler/cjax.h"
+#include "cjax/api.h"
 #include "examples/inputs.h"
 #include "examples/registry.h"
 #include "examples/tutorial_programs.h"

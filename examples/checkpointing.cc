@@ -4,7 +4,7 @@
 
 #include <functional>
 
-#include "compiler/cjax.h"
+#include "cjax/api.h"
 #include "examples/inputs.h"
 #include "examples/registry.h"
 #include "examples/tutorial_programs.h"

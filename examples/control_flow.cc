@@ -5,7 +5,7 @@
 #include <cmath>
 #include <functional>
 
-#include "compiler/cjax.h"
+#include "cjax/api.h"
 #include "examples/inputs.h"
 #include "examples/registry.h"
 #include "passes/policies.h"

@@ -1,7 +1,7 @@
 // The programs of JAX's gradient-checkpointing tutorial (docs/gradient-checkpointing.md), in C++.
 #include <fmt/format.h>
 
-#include "compiler/cjax.h"
+#include "cjax/api.h"
 #include "examples/inputs.h"
 #include "examples/registry.h"
 #include "examples/tutorial_programs.h"

@@ -6,7 +6,7 @@
 #include <functional>
 #include <vector>
 
-#include "compiler/array.h"
+#include "cjax/array.h"
 
 namespace cjax::examples {
 

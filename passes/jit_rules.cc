@@ -35,33 +35,20 @@ PartialEvalRuleResult jit_partial_eval(const Eqn& eqn, const std::vector<bool>& 
 
   PartialEvalRuleResult out;
   out.out_unknown = pe.out_unknown;
-  Eqn k;
-  k.prim = eqn.prim;
-  k.source = eqn.source;
-  k.inputs = select(eqn.inputs, in_unknown, false);
-  for (const Atom& o : known.outvars) k.outputs.emplace_back(o.aval());
+  Eqn k = call_eqn(eqn, select(eqn.inputs, in_unknown, false), std::move(known));
   std::vector<Var> known_outs = k.outputs;
-  k.params = with_jaxpr(eqn.params, std::move(known));
   out.known_eqns.push_back(std::move(k));
 
-  Eqn s;
-  s.prim = eqn.prim;
-  s.source = eqn.source;
+  std::vector<Atom> staged_in;
   size_t next_res = n_known_out;
   for (const Var& r : pe.residuals) {
     auto fwd = input_of.find(r);
-    s.inputs.push_back(fwd != input_of.end() ? fwd->second : Atom(known_outs[next_res++]));
+    staged_in.push_back(fwd != input_of.end() ? fwd->second : Atom(known_outs[next_res++]));
   }
-  for (const Atom& a : select(eqn.inputs, in_unknown)) s.inputs.push_back(a);
-  for (const Atom& o : pe.staged.outvars) s.outputs.emplace_back(o.aval());
-  std::vector<Var> staged_outs = s.outputs;
-  s.params = with_jaxpr(eqn.params, std::move(pe.staged));
+  for (const Atom& a : select(eqn.inputs, in_unknown)) staged_in.push_back(a);
+  Eqn s = call_eqn(eqn, std::move(staged_in), std::move(pe.staged));
+  out.outputs = merge_outputs(pe.out_unknown, known_outs, s.outputs);
   out.staged_eqn = std::move(s);
-
-  size_t next_known = 0, next_staged = 0;
-  for (size_t i = 0; i < eqn.outputs.size(); ++i)
-    out.outputs.push_back(pe.out_unknown[i] ? Atom(staged_outs[next_staged++])
-                                            : Atom(known_outs[next_known++]));
   return out;
 }
 

@@ -22,6 +22,13 @@ const PassRules& pass_rules(const Primitive& prim) {
   return r ? *r : none;
 }
 
+bool splits_body_under_policy(const Primitive& prim) {
+  using Rule = CustomRuleResult (*)(const Eqn&, const std::vector<bool>&, const std::vector<bool>&,
+                                    const PolicyRef&);
+  const Rule* rule = pass_rules(prim).partial_eval_custom.target<Rule>();
+  return rule && *rule == &call_partial_eval_custom;
+}
+
 PassRules& define_pass_rules(std::string_view name) {
   return table().define(name);
 }

@@ -35,6 +35,11 @@ struct PassRules {
 // The rules of `prim`: all empty for primitives with none (opaque ones included).
 const PassRules& pass_rules(const Primitive& prim);
 
+// Whether partial_eval_jaxpr_custom splits an eqn of `prim` by splitting its body under the same
+// policy (call_partial_eval_custom: jit and remat2), so that the call itself is transparent to a
+// policy's decisions.
+bool splits_body_under_policy(const Primitive& prim);
+
 // The record of the built-in primitive `name`, for its family file to fill in while
 // ensure_pass_rules() runs (passes/rules.h).
 PassRules& define_pass_rules(std::string_view name);

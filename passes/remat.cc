@@ -335,20 +335,12 @@ PartialEvalRuleResult remat_partial_eval(const Eqn& eqn, const std::vector<bool>
   r.known_eqns = std::move(b.eqns());
   r.out_unknown = pe.out_unknown;
 
-  Eqn st;
-  st.prim = eqn.prim;
-  st.source = eqn.source;
-  st.inputs.assign(known_outs.begin() + static_cast<std::ptrdiff_t>(n_known_out), known_outs.end());
-  for (const Atom& a : select(eqn.inputs, used_staged_in)) st.inputs.push_back(a);
-  st.params = with_jaxpr(eqn.params, std::move(staged.jaxpr));
+  std::vector<Atom> staged_in(known_outs.begin() + static_cast<std::ptrdiff_t>(n_known_out),
+                              known_outs.end());
+  for (const Atom& a : select(eqn.inputs, used_staged_in)) staged_in.push_back(a);
+  Eqn st = call_eqn(eqn, std::move(staged_in), std::move(staged.jaxpr));
   st.params.set("differentiated", true);
-  const Jaxpr& staged_body = *st.params.get_jaxpr("jaxpr");
-  for (const Atom& o : staged_body.outvars) st.outputs.emplace_back(o.aval());
-
-  size_t next_known = 0, next_staged = 0;
-  for (size_t i = 0; i < n_out; ++i)
-    r.outputs.push_back(pe.out_unknown[i] ? Atom(st.outputs[next_staged++])
-                                          : known_outs[next_known++]);
+  r.outputs = merge_outputs(pe.out_unknown, known_outs, st.outputs);
   r.staged_eqn = std::move(st);
   return r;
 }

@@ -20,8 +20,8 @@
 #include <utility>
 #include <vector>
 
-#include "compiler/array.h"
-#include "compiler/make_jaxpr.h"
+#include "cjax/array.h"
+#include "cjax/make_jaxpr.h"
 #include "ir/errors.h"
 #include "plugin/plugin_abi.h"
 

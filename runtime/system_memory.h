@@ -1,7 +1,7 @@
 // How much memory this process may still use: the smallest of what the kernel reports available
 // (/proc/meminfo's MemAvailable), the cgroup's limit less its usage (containers), the address-space
 // limit (ulimit -v), and CJAX_MEMORY_LIMIT when set. Programs whose modelled peak exceeds it are
-// refused before they run (compiler/memory_check.h).
+// refused before they run (cjax/memory_check.h).
 #pragma once
 
 #include <cstddef>

@@ -15,7 +15,7 @@ cmake --install "$build_dir" --prefix "$prefix" >/dev/null
 
 # The public headers must not reach MLIR or LLVM (the back end installs only its MLIR-free ones).
 if grep -rlE '#include [<"](mlir|llvm)/' "$prefix/include" ||
-  [ -e "$prefix/include/cjax/compiler/lower/lowering.h" ]; then
+  [ -e "$prefix/include/cjax/compiler/cpu/lowering.h" ]; then
   echo "consumer.sh: installed headers include MLIR/LLVM or the back end's internals" >&2
   exit 1
 fi

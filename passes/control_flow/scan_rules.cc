@@ -337,10 +337,7 @@ ScanSplit split_scan(const Eqn& eqn, const ScanShape& s, BodySplit split) {
                               static_cast<int64_t>(nsk));
   out.staged = cf::make_eqn("scan", std::move(st_in), std::move(sp), eqn.source);
 
-  size_t next_known = 0, next_staged = 0;
-  for (size_t i = 0; i < eqn.outputs.size(); ++i)
-    out.outputs.push_back(out_uk[i] ? Atom(out.staged.outputs[next_staged++])
-                                    : Atom(known_outs[next_known++]));
+  out.outputs = merge_outputs(out_uk, known_outs, out.staged.outputs);
   return out;
 }
 

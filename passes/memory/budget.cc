@@ -20,6 +20,7 @@
 #include "passes/memory/flops.h"
 #include "passes/partial_eval.h"
 #include "passes/policies.h"
+#include "passes/primitive_rules.h"
 #include "passes/remat.h"
 #include "passes/transpose.h"
 #include "passes/util.h"
@@ -143,7 +144,7 @@ bool has_body(const Eqn& e) {
 // A nested checkpoint or jit: partial_eval_jaxpr_custom splits its body with the same policy, so
 // its body's eqns are decided one by one and the call itself is transparent.
 bool is_split_call(const Eqn& e) {
-  return (e.prim->name == "remat2" || e.prim->name == "jit") && e.params.find("jaxpr");
+  return splits_body_under_policy(*e.prim) && e.params.find("jaxpr");
 }
 
 void flatten(const Jaxpr& j, std::vector<const Eqn*>& out) {

@@ -2,7 +2,7 @@
 // the erfinv function" (GPU Computing Gems, 2011), single-precision version: a polynomial in
 // w = -log((1 - x)(1 + x)), one for w < 5 and one in sqrt(w) - 3 beyond. float64 refines that
 // estimate with Newton steps on erf. The CPU back end emits the same polynomial
-// (compiler/lower/lower_elementwise.cc), so the two agree to rounding.
+// (compiler/cpu/lower_elementwise.cc), so the two agree to rounding.
 #pragma once
 
 #include <array>
@@ -19,9 +19,9 @@ inline constexpr std::array<float, 9> kErfInvCentral = {
 inline constexpr std::array<float, 9> kErfInvTail = {
     -0.000200214257f, 0.000100950558f, 0.00134934322f, -0.00367342844f, 0.00573950773f,
     -0.0076224613f,   0.00943887047f,  1.00167406f,    2.83297682f};
-inline constexpr float kErfInvSplit = 5.0f;        // w below: central polynomial in w - 2.5
+inline constexpr float kErfInvSplit = 5.0f;  // w below: central polynomial in w - 2.5
 inline constexpr float kErfInvCentralShift = 2.5f;
-inline constexpr float kErfInvTailShift = 3.0f;    // tail polynomial in sqrt(w) - 3
+inline constexpr float kErfInvTailShift = 3.0f;  // tail polynomial in sqrt(w) - 3
 
 inline float erf_inv_f32(float x) {
   if (std::fabs(x) == 1.0f) return x * std::numeric_limits<float>::infinity();

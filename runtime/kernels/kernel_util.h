@@ -77,7 +77,7 @@ Buffer convert_buffer(const Buffer& b, DType to);
 
 // What a reduction kernel accumulates in: most reduce in the operand's own dtype
 // (`SameAccumulator`); sums of floats narrower than f64 accumulate in f64 and round once
-// (`WideSum`), as the compiled reductions do (compiler/lower/lower_reductions.cc): an f32
+// (`WideSum`), as the compiled reductions do (compiler/cpu/lower_reductions.cc): an f32
 // accumulator stops growing at 2^24 (a sum of 2^25 ones gave 16777216), and its rounding error
 // grows with the number of terms. f64 sums stay f64; integer sums wrap as XLA's do.
 struct SameAccumulator {

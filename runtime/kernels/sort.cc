@@ -73,10 +73,10 @@ void sort_kernel(const Params& params, std::span<const Buffer> in, std::span<Buf
         const auto* src = static_cast<const unsigned char*>(in[k].data());
         auto* dst = static_cast<unsigned char*>(out[k].data());
         for (int64_t s = 0; s < len; ++s)
-          std::memcpy(dst + static_cast<size_t>(base + s * inner) * width,
-                      src + static_cast<size_t>(base + order[static_cast<size_t>(s)] * inner) *
-                                width,
-                      width);
+          std::memcpy(
+              dst + static_cast<size_t>(base + s * inner) * width,
+              src + static_cast<size_t>(base + order[static_cast<size_t>(s)] * inner) * width,
+              width);
       }
     }
 }

@@ -20,7 +20,7 @@ using cli_test::run_cli;
 TEST_CASE("a program whose loops ran on worker threads exits cleanly, every time") {
   // Regression: the process exited while an async-runtime worker was still returning through
   // compiled code the exit had just freed, and about one run in ten died of SIGSEGV
-  // (compiler/lower/async_tasks.h). The loop is large enough to be split across the workers.
+  // (compiler/cpu/async_tasks.h). The loop is large enough to be split across the workers.
   const std::string path = std::string(CJAX_BINARY_DIR) + "/parallel_tanh.jaxpr";
   std::ofstream(path) << "{ lambda ; a:f32[64,8192]. let b:f32[64,8192] = tanh a; "
                          "c:f32[64,8192] = mul b a in (c,) }\n";

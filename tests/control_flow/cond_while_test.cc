@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "compiler/cjax.h"
+#include "cjax/api.h"
 #include "tests/control_flow/fd_util.h"
 
 using namespace cjax;

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "compiler/cjax.h"
+#include "cjax/api.h"
 #include "examples/registry.h"
 #include "ir/parse/parser.h"
 #include "ir/print/printer.h"

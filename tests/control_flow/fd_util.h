@@ -7,7 +7,7 @@
 #include <random>
 #include <vector>
 
-#include "compiler/cjax.h"
+#include "cjax/api.h"
 
 namespace cftest {
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "compiler/cjax.h"
+#include "cjax/api.h"
 #include "ir/parse/parser.h"
 #include "ir/print/printer.h"
 #include "ir/rules/verify.h"

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "compiler/cjax.h"
+#include "cjax/api.h"
 #include "passes/policies.h"
 #include "tests/control_flow/fd_util.h"
 

@@ -7,7 +7,7 @@
 #include <fstream>
 #include <string>
 
-#include "compiler/lower/executable.h"
+#include "compiler/cpu/executable.h"
 #include "ir/errors.h"
 #include "ir/rules/registry.h"
 #include "tests/cli/run_cli.h"

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "compiler/cjax.h"
+#include "cjax/api.h"
 #include "io/npy.h"
 #include "ir/json/json.h"
 #include "ir/parse/parser.h"

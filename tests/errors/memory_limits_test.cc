@@ -8,8 +8,8 @@
 #include <fstream>
 #include <string>
 
-#include "compiler/lower/executable.h"
-#include "compiler/lower/runtime_symbols.h"
+#include "compiler/cpu/executable.h"
+#include "compiler/cpu/runtime_symbols.h"
 #include "ir/errors.h"
 #include "ir/parse/parser.h"
 #include "runtime/allocator.h"

@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "compiler/lower/executable.h"
+#include "compiler/cpu/executable.h"
 #include "ir/errors.h"
 #include "ir/json/json.h"
 #include "ir/parse/parser.h"

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <functional>
 
-#include "compiler/cjax.h"
+#include "cjax/api.h"
 #include "examples/tutorial_programs.h"
 #include "passes/saved_residuals.h"
 #include "passes/vjp.h"

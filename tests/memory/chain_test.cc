@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "compiler/cjax.h"
+#include "cjax/api.h"
 #include "examples/registry.h"
 #include "ir/call_body.h"
 #include "ir/errors.h"

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "compiler/lower/executable.h"
+#include "compiler/cpu/executable.h"
 #include "ir/jaxpr.h"
 #include "passes/vjp.h"
 #include "runtime/buffer.h"

@@ -46,7 +46,7 @@ TEST_CASE("memory: the model bounds the compiled step's peak") {
   // end of their region and allocates outputs when a call starts. On programs of real size the
   // model's peak bounds the compiled step's; on the tutorial's toy programs the compiled code
   // adds under 1.5 KiB of its own (its small dots and f32 sums keep their partial sums in f64,
-  // compiler/lower/lower_dot.cc). Every schedule holds the arguments, the residuals and the
+  // compiler/cpu/lower_dot.cc). Every schedule holds the arguments, the residuals and the
   // cotangents at the boundary between the programs: a lower bound.
   struct Case {
     const char* name;

@@ -1,5 +1,5 @@
 // Programs of calls nested `depth` deep, each level applying sin around the call below it:
-// x -> sin(call(sin(call(... sin(x))))). Used by tests/compiler/deep_nesting_test.cc and
+// x -> sin(call(sin(call(... sin(x))))). Used by tests/frontend/deep_nesting_test.cc and
 // bench/nesting_bench.cc. (cjax::jit inlines when called inside a trace, so nested jit eqns are
 // built here directly; cjax::scan stages a scan eqn at every level.)
 #pragma once
@@ -8,7 +8,7 @@
 #include <tuple>
 #include <utility>
 
-#include "compiler/cjax.h"
+#include "cjax/api.h"
 #include "ir/lax_params.h"
 #include "passes/builder.h"
 #include "passes/util.h"

@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "compiler/cjax.h"
+#include "cjax/api.h"
 #include "ir/sub_jaxprs.h"
 #include "passes/pipeline.h"
 

@@ -7,7 +7,7 @@
 #include <random>
 #include <unordered_set>
 
-#include "compiler/lower/executable.h"
+#include "compiler/cpu/executable.h"
 #include "ir/errors.h"
 #include "ir/parse/parser.h"
 #include "ir/print/printer.h"

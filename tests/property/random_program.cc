@@ -10,7 +10,7 @@
 #include <source_location>
 #include <span>
 
-#include "compiler/numpy_util.h"
+#include "cjax/numpy_util.h"
 #include "passes/policies.h"
 
 namespace prop {

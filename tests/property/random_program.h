@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "compiler/cjax.h"
+#include "cjax/api.h"
 
 namespace prop {
 

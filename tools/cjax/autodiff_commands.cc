@@ -4,9 +4,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "compiler/array.h"
-#include "compiler/autodiff_core.h"
-#include "compiler/memory_check.h"
+#include "cjax/array.h"
+#include "cjax/autodiff_core.h"
+#include "cjax/memory_check.h"
 #include "examples/registry.h"
 #include "ir/errors.h"
 #include "ir/print/printer.h"

@@ -6,10 +6,10 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
-#include "compiler/lower/executable.h"
-#include "compiler/lower/gpu.h"
-#include "compiler/lower/step_bench.h"
-#include "compiler/memory_check.h"
+#include "cjax/memory_check.h"
+#include "compiler/cpu/executable.h"
+#include "compiler/cpu/step_bench.h"
+#include "compiler/cuda/gpu.h"
 #include "ir/errors.h"
 #include "passes/vjp.h"
 #include "runtime/blas_dot.h"

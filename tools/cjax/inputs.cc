@@ -7,7 +7,7 @@
 #include <cmath>
 #include <filesystem>
 
-#include "compiler/array.h"
+#include "cjax/array.h"
 #include "io/npy.h"
 #include "ir/errors.h"
 

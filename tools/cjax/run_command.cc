@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
-#include "compiler/array.h"
-#include "compiler/memory_check.h"
+#include "cjax/array.h"
+#include "cjax/memory_check.h"
 #include "tools/cjax/backend_commands.h"
 #include "tools/cjax/exit_codes.h"
 #include "tools/cjax/source.h"

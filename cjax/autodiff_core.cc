@@ -1,0 +1,176 @@
+#include "cjax/autodiff_core.h"
+
+#include <fmt/format.h>
+
+#include "cjax/backend.h"
+#include "cjax/eval_jaxpr.h"
+#include "cjax/lax.h"
+#include "cjax/numpy.h"
+#include "ir/errors.h"
+#include "passes/jvp.h"
+#include "passes/pipeline.h"
+#include "passes/vjp.h"
+
+namespace cjax::detail {
+namespace {
+
+ShapedArray strong(const ShapedArray& a) {
+  return ShapedArray(a.dtype, a.shape);
+}
+
+void check_count(std::string_view api, std::string_view what, size_t got, size_t want) {
+  if (got != want)
+    throw TypeError(fmt::format("{}: {} {} given for a function of {}", api, got, what, want));
+}
+
+// The passes' linear and backward programs read no constants; a constvar there would need a
+// value we do not have.
+void expect_no_consts(std::string_view api, const Jaxpr& j) {
+  if (!j.constvars.empty())
+    throw Error(fmt::format("{}: the transformed program has {} constvars (expected none)", api,
+                            j.constvars.size()));
+}
+
+}  // namespace
+
+Array coerce_to_aval(const Array& x, const ShapedArray& aval, std::string_view api,
+                     std::string_view what, size_t index) {
+  if (!x.defined())
+    throw TypeError(fmt::format("{}: {} {} is a null cjax::Array", api, what, index));
+  if (x.aval().same_type(aval)) return x;
+  if (x.shape() == aval.shape && x.weak_type() && is_floating(x.dtype()) && is_floating(aval.dtype))
+    return lax::convert_element_type(x, aval.dtype, false);
+  throw TypeError(fmt::format("{}: {} {} has type {}, expected {}", api, what, index,
+                              x.aval().str_short(), aval.str_short()));
+}
+
+Array zeros_of(const ShapedArray& aval) {
+  return numpy::zeros(aval.shape, aval.dtype);
+}
+
+void check_grad_output(std::string_view api, size_t num_leaves, const ShapedArray* aval) {
+  if (num_leaves != 1 || !aval)
+    throw TypeError(fmt::format(
+        "{}: the function must return one scalar Array, but its output has {} Array leaves", api,
+        num_leaves));
+  if (aval->rank() != 0)
+    throw TypeError(fmt::format(
+        "{}: gradient only defined for scalar-output functions, but the output has shape {} ({}); "
+        "use vjp or jacrev for non-scalar outputs",
+        api, shape_str(aval->shape), aval->str_short()));
+  check_grad_output_dtype(api, aval->dtype);
+}
+
+// ---- jvp ------------------------------------------------------------------------------------
+
+JvpValues jvp_flat(const ClosedTrace& f, std::span<const Array> primals,
+                   std::span<const Array> tangents) {
+  const Jaxpr& j = f.jaxpr;
+  check_count("jvp", "primals", primals.size(), j.invars.size());
+  check_count("jvp", "tangents", tangents.size(), j.invars.size());
+  JvpJaxpr jvp = jvp_jaxpr(j, std::vector<bool>(j.invars.size(), true), /*instantiate=*/true);
+  std::vector<Array> args(primals.begin(), primals.end());
+  for (size_t i = 0; i < j.invars.size(); ++i)
+    if (has_tangent_space(j.invars[i].aval().dtype))
+      args.push_back(coerce_to_aval(tangents[i], strong(j.invars[i].aval()), "jvp", "tangent", i));
+  std::vector<Array> all = eval_jaxpr(jvp.jaxpr, f.consts, args);
+  size_t m = j.outvars.size();
+  JvpValues r;
+  r.outs.assign(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(m));
+  r.tangent_outs.assign(all.begin() + static_cast<std::ptrdiff_t>(m), all.end());
+  return r;
+}
+
+// ---- linearize ------------------------------------------------------------------------------
+
+LinearizedFlat::LinearizedFlat(const ClosedTrace& f, std::span<const Array> primals) {
+  const Jaxpr& j = f.jaxpr;
+  check_count("linearize", "primals", primals.size(), j.invars.size());
+  LinearizeResult lr = linearize_jaxpr(j);
+  expect_no_consts("linearize", lr.lin);
+  std::vector<Array> all = eval_jaxpr(lr.fwd, f.consts, primals);
+  size_t m = j.outvars.size();
+  outs_.assign(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(m));
+  residuals_.assign(all.begin() + static_cast<std::ptrdiff_t>(m), all.end());
+  for (const Var& v : j.invars) in_avals_.push_back(strong(v.aval()));
+  for (const Atom& o : j.outvars) out_avals_.push_back(strong(o.aval()));
+  in_differentiable_ = lr.in_differentiable;
+  out_nonzero_ = lr.out_nonzero;
+  lin_ = std::make_shared<const Jaxpr>(std::move(lr.lin));
+}
+
+std::vector<Array> LinearizedFlat::apply(std::span<const Array> tangents) const {
+  check_count("linearize", "tangents", tangents.size(), in_avals_.size());
+  std::vector<Array> args = residuals_;
+  for (size_t i = 0; i < tangents.size(); ++i)
+    if (in_differentiable_[i])
+      args.push_back(coerce_to_aval(tangents[i], in_avals_[i], "linearize", "tangent", i));
+  std::vector<Array> nz = eval_jaxpr(*lin_, {}, args);
+  std::vector<Array> out;
+  size_t next = 0;
+  for (size_t i = 0; i < out_avals_.size(); ++i)
+    out.push_back(out_nonzero_[i] ? nz.at(next++) : zeros_of(out_avals_[i]));
+  return out;
+}
+
+// ---- vjp ------------------------------------------------------------------------------------
+
+VjpFlat::VjpFlat(const ClosedTrace& f, std::span<const Array> primals,
+                 const std::vector<bool>& out_differentiated) {
+  const Jaxpr& j = f.jaxpr;
+  check_count("vjp", "primals", primals.size(), j.invars.size());
+  // When compiled code runs these programs, they keep fewer residuals and recompute the cheap
+  // ones in the backward loops. (Under a trace the programs are inlined, and what is printed
+  // stays JAX's.)
+  StepOptions options;
+  options.out_differentiated = out_differentiated;
+  options.recompute_cheap_residuals = !is_tracing() && current_backend() && !interpreter_forced();
+  TrainingStep p = training_step(j, options);
+  expect_no_consts("vjp", p.bwd);
+  std::vector<Array> all = eval_jaxpr(p.fwd, f.consts, primals);
+  size_t m = j.outvars.size();
+  outs_.assign(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(m));
+  residuals_.assign(all.begin() + static_cast<std::ptrdiff_t>(m), all.end());
+  for (size_t i = 0; i < m; ++i)
+    if (out_differentiated.empty() || out_differentiated[i])
+      ct_avals_.push_back(strong(j.outvars[i].aval()));
+  bwd_ = std::make_shared<const Jaxpr>(std::move(p.bwd));
+}
+
+std::vector<Array> VjpFlat::apply(std::span<const Array> cotangents) const {
+  check_count("vjp", "cotangents", cotangents.size(), ct_avals_.size());
+  std::vector<Array> args = residuals_;
+  for (size_t i = 0; i < cotangents.size(); ++i)
+    args.push_back(coerce_to_aval(cotangents[i], ct_avals_[i], "vjp", "cotangent", i));
+  return eval_jaxpr(*bwd_, {}, args);
+}
+
+}  // namespace cjax::detail
+
+namespace cjax {
+
+void check_grad_output_dtype(std::string_view api, DType output) {
+  if (!is_floating(output))
+    throw TypeError(fmt::format(
+        "{} requires real-valued outputs (output dtype that is a sub-dtype of np.floating), but "
+        "got {}. For differentiation of functions with integer outputs, use vjp directly.",
+        api, long_name(output)));
+}
+
+void check_grad_input_dtype(std::string_view api, DType input, bool allow_int) {
+  if (is_floating(input)) return;
+  if (is_integer(input) || input == DType::bool_) {
+    if (allow_int) return;
+    throw TypeError(fmt::format(
+        "{} requires real- or complex-valued inputs (input dtype that is a sub-dtype of "
+        "np.inexact), but got {}. If you want to use Boolean- or integer-valued inputs, use vjp "
+        "or set allow_int to True.",
+        api, long_name(input)));
+  }
+  throw TypeError(fmt::format(
+      "{} requires numerical-valued inputs (input dtype that is a sub-dtype of np.bool_ or "
+      "np.number), but got {}.",
+      api, long_name(input)));
+}
+
+}  // namespace cjax

@@ -1,0 +1,43 @@
+// The back end that evaluates whole jaxprs on concrete arrays. With none installed, programs
+// run on the reference interpreter, one primitive at a time. Linking the MLIR CPU back end and
+// including its header (compiler/cpu/cpu_backend.h, pulled in by the umbrella cjax/cjax.h) installs
+// it, and from then on grad, value_and_grad, vjp, jit, ... on concrete arrays run compiled code.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "ir/jaxpr.h"
+#include "runtime/buffer.h"
+
+namespace cjax {
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  // Evaluates `jaxpr` on its constvars' values then its arguments.
+  virtual std::vector<runtime::Buffer> run(const Jaxpr& jaxpr,
+                                           std::span<const runtime::Buffer> consts,
+                                           std::span<const runtime::Buffer> args) = 0;
+};
+
+// Installs `b` as the process's back end (null: the interpreter). Returns the previous one.
+std::shared_ptr<Backend> set_backend(std::shared_ptr<Backend> b);
+std::shared_ptr<Backend> current_backend();
+
+// While alive, this thread evaluates with the interpreter whatever back end is installed (the
+// reference for tests and for `--backend interpreter`).
+class UseInterpreter {
+ public:
+  UseInterpreter();
+  ~UseInterpreter();
+  UseInterpreter(const UseInterpreter&) = delete;
+  UseInterpreter& operator=(const UseInterpreter&) = delete;
+
+ private:
+  bool saved_;
+};
+bool interpreter_forced();
+
+}  // namespace cjax

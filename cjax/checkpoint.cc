@@ -1,0 +1,76 @@
+#include "cjax/checkpoint.h"
+
+#include <fmt/format.h>
+
+#include "ir/errors.h"
+
+namespace cjax::detail {
+
+std::optional<RematTrace> RematCache::find(const std::string& key) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = entries_.find(key);
+  if (it == entries_.end()) return std::nullopt;
+  return it->second;
+}
+
+void RematCache::insert(const std::string& key, const RematTrace& t) {
+  for (const Array& c : t.consts)
+    if (!c.is_concrete()) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  entries_.emplace(key, t);
+}
+
+size_t RematCache::size() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return entries_.size();
+}
+
+std::string remat_cache_key(const std::vector<FlatTree>& flat, const char* arg_types) {
+  std::string key = arg_types;
+  for (const FlatTree& t : flat) {
+    key += "|" + t.structure + ":";
+    for (const Array& leaf : t.leaves) {
+      if (!leaf.defined()) throw Error("checkpoint: an argument holds a null cjax::Array");
+      key += leaf.aval().str_short() + (leaf.weak_type() ? "w," : ",");
+    }
+  }
+  return key;
+}
+
+RematTrace make_remat_trace(TracedFunction traced, std::any out_proto) {
+  Jaxpr j = std::move(traced.closed.jaxpr);
+  // JAX's convert_constvars_jaxpr: the constants become the leading inputs of the remat2 eqn.
+  std::vector<Var> invars = std::move(j.constvars);
+  invars.insert(invars.end(), j.invars.begin(), j.invars.end());
+  j.invars = std::move(invars);
+  j.constvars.clear();
+  j.consts.clear();
+  j.debug = nullptr;
+  RematTrace t;
+  t.jaxpr = std::make_shared<const Jaxpr>(std::move(j));
+  t.consts = std::move(traced.closed.consts);
+  t.out_proto = std::move(out_proto);
+  return t;
+}
+
+std::vector<Array> bind_remat(const RematTrace& t, const std::vector<FlatTree>& flat,
+                              const PolicyRef& policy, bool prevent_cse, const SourceInfo& src) {
+  std::vector<Array> inputs = t.consts;
+  for (const FlatTree& ft : flat) inputs.insert(inputs.end(), ft.leaves.begin(), ft.leaves.end());
+  // A policy may rebuild the body (memory_budget nests a chain of equal layers:
+  // Policy::restructure).
+  JaxprRef body = t.jaxpr;
+  if (policy)
+    if (JaxprRef rebuilt = policy->restructure(*body)) body = std::move(rebuilt);
+  Params params{{"differentiated", false},
+                {"jaxpr", body},
+                {"policy", policy ? ParamValue(policy) : ParamValue(NoneParam{})},
+                {"prevent_cse", prevent_cse}};
+  return cjax::bind("remat2", inputs, std::move(params), src);
+}
+
+Array checkpoint_name_leaf(const Array& x, const std::string& name, const SourceInfo& src) {
+  return bind1("name", {x}, Params{{"name", name}}, src);
+}
+
+}  // namespace cjax::detail

@@ -1,0 +1,30 @@
+// cjax::nn: activation functions of jax.nn (jax/_src/nn/functions.py).
+#pragma once
+
+#include <source_location>
+
+#include "cjax/array.h"
+#include "ir/source_info.h"
+
+namespace cjax::nn {
+
+// max(x, 0.0). (jax.nn.relu additionally wraps this in custom_jvp_call and jit; cjax emits the
+// max alone.)
+Array relu(const Array& x, SourceInfo src = std::source_location::current());
+// logistic(x), as jax.nn.sigmoid.
+Array sigmoid(const Array& x, SourceInfo src = std::source_location::current());
+// x * sigmoid(x); jax.nn.silu is jitted, so while tracing this is `jit[name=silu]`.
+Array silu(const Array& x, SourceInfo src = std::source_location::current());
+// The tanh approximation (approximate=True, JAX's default):
+//   x * (0.5 * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x**3))))
+// traced to the same equations as jax.nn.gelu; approximate=false gives the erfc form
+//   0.5 * x * erfc(-x * sqrt(1/2)).
+Array gelu(const Array& x, bool approximate = true,
+           SourceInfo src = std::source_location::current());
+}  // namespace cjax::nn
+
+namespace cjax::numpy {
+using nn::gelu;
+using nn::relu;
+using nn::sigmoid;
+}  // namespace cjax::numpy

@@ -1,0 +1,170 @@
+// cjax::numpy: jax.numpy for C++. Each function traces to the equations jax.numpy emits for the
+// same call (dtype promotion with weak types, NumPy rank promotion through broadcast_in_dim, the
+// same lax primitives and params); see jax/_src/numpy/{ufuncs,lax_numpy,reductions,
+// tensor_contractions,array_creation}.py. Every function takes the caller's location as its last,
+// defaulted parameter and records it on each equation it emits, so composite ops point at the
+// user's line. A C++ number passed as an Array is a weak-typed scalar (JAX's Python scalar).
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <source_location>
+#include <vector>
+
+#include "cjax/array.h"
+#include "ir/source_info.h"
+
+namespace cjax::numpy {
+
+using Loc = SourceInfo;
+#define CJAX_LOC ::cjax::SourceInfo src = std::source_location::current()
+
+// The `axis` argument of reductions: None (all axes), one axis, or several.
+class Axis {
+ public:
+  Axis() = default;                                                                 // None
+  Axis(std::nullopt_t) {}                                                           // NOLINT
+  Axis(int axis) : axes_(std::vector<int64_t>{axis}) {}                             // NOLINT
+  Axis(int64_t axis) : axes_(std::vector<int64_t>{axis}) {}                         // NOLINT
+  Axis(std::initializer_list<int64_t> axes) : axes_(std::vector<int64_t>(axes)) {}  // NOLINT
+  Axis(std::vector<int64_t> axes) : axes_(std::move(axes)) {}                       // NOLINT
+  bool is_none() const { return !axes_.has_value(); }
+  const std::vector<int64_t>& axes() const { return *axes_; }
+
+ private:
+  std::optional<std::vector<int64_t>> axes_;
+};
+
+// ---- elementwise, unary
+// ----------------------------------------------------------------------------
+Array negative(const Array& x, CJAX_LOC);
+Array positive(const Array& x, CJAX_LOC);
+Array sign(const Array& x, CJAX_LOC);
+Array abs(const Array& x, CJAX_LOC);
+Array absolute(const Array& x, CJAX_LOC);
+Array square(const Array& x, CJAX_LOC);
+Array reciprocal(const Array& x, CJAX_LOC);  // integer_pow[y=-1]
+Array floor(const Array& x, CJAX_LOC);
+Array ceil(const Array& x, CJAX_LOC);
+Array sqrt(const Array& x, CJAX_LOC);
+Array rsqrt(const Array& x, CJAX_LOC);  // jax.lax.rsqrt (integers promoted to float)
+Array cbrt(const Array& x, CJAX_LOC);
+Array exp(const Array& x, CJAX_LOC);
+Array exp2(const Array& x, CJAX_LOC);
+Array expm1(const Array& x, CJAX_LOC);
+Array log(const Array& x, CJAX_LOC);
+Array log1p(const Array& x, CJAX_LOC);
+Array sin(const Array& x, CJAX_LOC);
+Array cos(const Array& x, CJAX_LOC);
+Array tan(const Array& x, CJAX_LOC);
+Array tanh(const Array& x, CJAX_LOC);
+Array arcsin(const Array& x, CJAX_LOC);
+Array arccos(const Array& x, CJAX_LOC);
+Array arctan(const Array& x, CJAX_LOC);
+Array sinh(const Array& x, CJAX_LOC);
+Array cosh(const Array& x, CJAX_LOC);
+Array arcsinh(const Array& x, CJAX_LOC);
+Array arctanh(const Array& x, CJAX_LOC);
+Array erf(const Array& x, CJAX_LOC);  // jax.scipy.special.erf
+Array logical_not(const Array& x, CJAX_LOC);
+
+// ---- elementwise, binary (NumPy broadcasting and dtype promotion)
+// -----------------------------------
+Array add(const Array& x, const Array& y, CJAX_LOC);
+Array subtract(const Array& x, const Array& y, CJAX_LOC);
+Array multiply(const Array& x, const Array& y, CJAX_LOC);
+Array divide(const Array& x, const Array& y, CJAX_LOC);
+Array true_divide(const Array& x, const Array& y, CJAX_LOC);
+// x ** y: a C++ integer (or concrete integer scalar) exponent gives integer_pow[y=n], as jnp does.
+Array power(const Array& x, const Array& y, CJAX_LOC);
+Array maximum(const Array& x, const Array& y, CJAX_LOC);
+Array minimum(const Array& x, const Array& y, CJAX_LOC);
+Array arctan2(const Array& x, const Array& y, CJAX_LOC);
+Array equal(const Array& x, const Array& y, CJAX_LOC);
+Array not_equal(const Array& x, const Array& y, CJAX_LOC);
+Array less(const Array& x, const Array& y, CJAX_LOC);
+Array less_equal(const Array& x, const Array& y, CJAX_LOC);
+Array greater(const Array& x, const Array& y, CJAX_LOC);
+Array greater_equal(const Array& x, const Array& y, CJAX_LOC);
+Array logical_and(const Array& x, const Array& y, CJAX_LOC);
+Array logical_or(const Array& x, const Array& y, CJAX_LOC);
+// jnp.where(condition, x, y). JAX wraps it in `jit[name=_where]`; so does cjax while tracing
+// (when the jit primitive is available), and it runs inline otherwise.
+Array where(const Array& condition, const Array& x, const Array& y, CJAX_LOC);
+// jnp.clip(x, min, max) with optional bounds.
+Array clip(const Array& x, std::optional<Array> min, std::optional<Array> max, CJAX_LOC);
+
+// ---- reductions
+// -------------------------------------------------------------------------------------
+Array sum(const Array& a, Axis axis = {}, bool keepdims = false,
+          std::optional<DType> dtype = std::nullopt, CJAX_LOC);
+Array prod(const Array& a, Axis axis = {}, bool keepdims = false,
+           std::optional<DType> dtype = std::nullopt, CJAX_LOC);
+Array mean(const Array& a, Axis axis = {}, bool keepdims = false,
+           std::optional<DType> dtype = std::nullopt, CJAX_LOC);
+Array max(const Array& a, Axis axis = {}, bool keepdims = false, CJAX_LOC);
+Array min(const Array& a, Axis axis = {}, bool keepdims = false, CJAX_LOC);
+Array argmax(const Array& a, std::optional<int64_t> axis = std::nullopt, bool keepdims = false,
+             CJAX_LOC);
+Array argmin(const Array& a, std::optional<int64_t> axis = std::nullopt, bool keepdims = false,
+             CJAX_LOC);
+// jnp.sort / jnp.argsort along `axis` (the flattened array for nullopt), ascending unless
+// `descending`; `stable` keeps equal elements in their order (argsort's descending order too).
+// Jitted as JAX's are: `jit[name=sort]` / `jit[name=argsort]`.
+Array sort(const Array& a, std::optional<int64_t> axis = -1, bool stable = true,
+           bool descending = false, CJAX_LOC);
+Array argsort(const Array& a, std::optional<int64_t> axis = -1, bool stable = true,
+              bool descending = false, CJAX_LOC);
+
+// ---- shapes
+// ------------------------------------------------------------------------------------------ One
+// dimension may be -1 (inferred).
+Array reshape(const Array& a, const Shape& shape, CJAX_LOC);
+Array ravel(const Array& a, CJAX_LOC);
+// Reverses the axes when `axes` is not given.
+Array transpose(const Array& a, std::optional<std::vector<int64_t>> axes = std::nullopt, CJAX_LOC);
+Array matrix_transpose(const Array& a, CJAX_LOC);
+Array swapaxes(const Array& a, int64_t axis1, int64_t axis2, CJAX_LOC);
+Array broadcast_to(const Array& a, const Shape& shape, CJAX_LOC);
+Array squeeze(const Array& a, Axis axis = {}, CJAX_LOC);
+Array expand_dims(const Array& a, const std::vector<int64_t>& axis, CJAX_LOC);
+Array concatenate(const std::vector<Array>& arrays, int64_t axis = 0, CJAX_LOC);
+Array stack(const std::vector<Array>& arrays, int64_t axis = 0, CJAX_LOC);
+Array astype(const Array& a, DType dtype, CJAX_LOC);
+
+// ---- linear algebra
+// ----------------------------------------------------------------------------------- dot_general
+// with preferred_element_type = the promoted dtype, as jnp.dot / jnp.matmul.
+Array dot(const Array& a, const Array& b, CJAX_LOC);
+Array matmul(const Array& a, const Array& b, CJAX_LOC);
+
+// ---- creation
+// ------------------------------------------------------------------------------------------
+Array zeros(const Shape& shape, DType dtype = DType::f32, CJAX_LOC);
+Array ones(const Shape& shape, DType dtype = DType::f32, CJAX_LOC);
+Array full(const Shape& shape, const Array& fill_value, std::optional<DType> dtype = std::nullopt,
+           CJAX_LOC);
+Array zeros_like(const Array& a, std::optional<DType> dtype = std::nullopt, CJAX_LOC);
+Array ones_like(const Array& a, std::optional<DType> dtype = std::nullopt, CJAX_LOC);
+Array full_like(const Array& a, const Array& fill_value, std::optional<DType> dtype = std::nullopt,
+                CJAX_LOC);
+// jnp.arange(stop) / arange(start, stop) / arange(start, stop, step); the dtype defaults to the
+// promoted type of the (C++ number) arguments: ints give i32, floating point gives f32.
+Array arange(const Array& stop, CJAX_LOC);
+Array arange(const Array& start, const Array& stop, std::optional<Array> step = std::nullopt,
+             std::optional<DType> dtype = std::nullopt, CJAX_LOC);
+
+// ---- indexing
+// --------------------------------------------------------------------------------------------
+// a[index]: integers, slices, ellipsis and newaxis give slice / squeeze / broadcast_in_dim; a
+// scalar integer Array gives a dynamic_slice. (Gather-style array indices are not supported.)
+Array getitem(const Array& a, const std::vector<Index>& index, CJAX_LOC);
+
+}  // namespace cjax::numpy
+
+#undef CJAX_LOC
+
+namespace cjax {
+namespace np = numpy;
+}

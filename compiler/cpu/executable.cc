@@ -1,0 +1,416 @@
+#include "compiler/cpu/executable.h"
+
+#include <fmt/format.h>
+#include <llvm/ExecutionEngine/Orc/Mangling.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+#include <mlir/ExecutionEngine/ExecutionEngine.h>
+#include <mlir/Target/LLVMIR/Export.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <functional>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "cjax/memory_check.h"
+#include "compiler/cpu/async_tasks.h"
+#include "compiler/cpu/lowering.h"
+#include "compiler/cpu/mlir_pipeline.h"
+#include "compiler/cpu/runtime_symbols.h"
+#include "compiler/cpu/segments.h"
+#include "compiler/cpu/target_cpu.h"
+#include "ir/errors.h"
+#include "ir/primitive.h"
+#include "passes/pipeline.h"
+
+namespace cjax::lower {
+
+// One function of the module, as the plan calls it.
+struct CompiledFunction {
+  std::string name;
+  void (*entry)(void**) = nullptr;
+  std::vector<ShapedArray> out_avals;
+  std::vector<int> forwarded;  // see forwarded_inputs
+};
+
+// A call of a compiled function: buffers are held in numbered slots (consts, then arguments,
+// then every value a step produces); a slot is emptied after the last step that reads it.
+struct Step {
+  size_t function = 0;
+  std::vector<size_t> inputs, outputs, release;
+};
+
+struct Executable::Impl {
+  std::vector<std::unique_ptr<RuntimeCall>> calls;
+  std::vector<const RuntimeCall*> call_table;  // what the compiled code indexes
+  std::unique_ptr<mlir::ExecutionEngine> engine;
+  std::vector<CompiledFunction> functions;
+  std::vector<Step> steps;
+  size_t num_slots = 0;
+  std::vector<size_t> output_slots;  // per outvar
+  std::vector<runtime::Buffer> consts;
+  std::vector<ShapedArray> in_avals, out_avals;
+  CompileStats stats;
+  std::string where;
+  MemoryNeed memory;  // the program's modelled peak, checked against free memory at each run
+
+  // A worker of the async runtime may still be returning through this engine's code after the
+  // last call woke its caller (async_tasks.h).
+  ~Impl() {
+    if (engine) wait_for_async_tasks();
+  }
+};
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+}
+
+// A memref descriptor as the C interface lays it out: allocated and aligned pointers, offset,
+// sizes, strides (row-major, contiguous).
+std::vector<int64_t> descriptor(const runtime::Buffer& b) {
+  const Shape& shape = b.aval().shape;
+  const auto ptr = static_cast<int64_t>(reinterpret_cast<intptr_t>(b.data()));
+  std::vector<int64_t> d = {ptr, ptr, 0};
+  d.insert(d.end(), shape.begin(), shape.end());
+  std::vector<int64_t> strides(shape.size(), 1);
+  for (size_t i = shape.size(); i > 1; --i) strides[i - 2] = strides[i - 1] * shape[i - 1];
+  d.insert(d.end(), strides.begin(), strides.end());
+  return d;
+}
+
+// Threads pay off only for loops of many elements (written, or read by a reduction); a program
+// without any compiles faster (no async runtime code) and runs without task overhead.
+bool worth_parallel_loops(const Jaxpr& j) {
+  for (const Eqn& e : j.eqns) {
+    for (const Var& v : e.outputs)
+      if (v.aval().size() >= kMinParallelElements) return true;
+    if (e.prim->name.rfind("reduce_", 0) == 0)
+      for (const Atom& a : e.inputs)
+        if (a.aval().size() >= kMinParallelElements) return true;
+  }
+  return false;
+}
+
+// LLVM's -O3 pipeline as MLIR's makeOptimizingTransformer runs it, less loop unrolling: that
+// fully unrolled every short loop (a tanh over 8x64 became 32 copies of the polynomial) and
+// tripled the JIT time of small programs, while the long loops run as fast without it (the
+// vectorizer interleaves them anyway): a 1000-layer chain's JIT went from ~290 to ~75 ms, a
+// GELU over 64x8192 kept its 0.29 ms.
+std::function<llvm::Error(llvm::Module*)> optimizing_transformer(llvm::TargetMachine* machine) {
+  return [machine](llvm::Module* m) -> llvm::Error {
+    llvm::LoopAnalysisManager loops;
+    llvm::FunctionAnalysisManager functions;
+    llvm::CGSCCAnalysisManager sccs;
+    llvm::ModuleAnalysisManager modules;
+    llvm::PipelineTuningOptions tuning;
+    tuning.LoopUnrolling = false;
+    tuning.LoopInterleaving = true;
+    tuning.LoopVectorization = true;
+    tuning.SLPVectorization = true;
+    llvm::PassBuilder builder(machine, tuning);
+    builder.registerModuleAnalyses(modules);
+    builder.registerCGSCCAnalyses(sccs);
+    builder.registerFunctionAnalyses(functions);
+    builder.registerLoopAnalyses(loops);
+    builder.crossRegisterProxies(loops, functions, sccs, modules);
+    builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(*m, modules);
+    return llvm::Error::success();
+  };
+}
+
+std::string program_name(const std::string& where) {
+  return where.empty() ? "the program" : where;
+}
+
+// Calls `f` on `inputs`; returns its outputs (fresh buffers, or the inputs it forwards).
+std::vector<runtime::Buffer> call(const CompiledFunction& f,
+                                  const std::vector<const runtime::Buffer*>& inputs,
+                                  const std::vector<const RuntimeCall*>& call_table) {
+  std::vector<runtime::Buffer> outs;
+  outs.reserve(f.out_avals.size());
+  for (size_t i = 0; i < f.out_avals.size(); ++i)
+    outs.push_back(f.forwarded[i] >= 0 ? *inputs[static_cast<size_t>(f.forwarded[i])]
+                                       : runtime::Buffer::allocate(f.out_avals[i]));
+  std::vector<std::vector<int64_t>> descriptors;
+  descriptors.reserve(inputs.size() + outs.size());
+  for (const runtime::Buffer* in : inputs) descriptors.push_back(descriptor(*in));
+  for (size_t i = 0; i < outs.size(); ++i)
+    if (f.forwarded[i] < 0) descriptors.push_back(descriptor(outs[i]));
+  // The packed entry takes one pointer per argument, each to the argument's value: here a
+  // pointer to its descriptor.
+  auto table = static_cast<int64_t>(reinterpret_cast<intptr_t>(call_table.data()));
+  std::vector<void*> desc_ptrs, packed = {&table};
+  desc_ptrs.reserve(descriptors.size());
+  for (auto& d : descriptors) desc_ptrs.push_back(d.data());
+  for (void*& p : desc_ptrs) packed.push_back(&p);
+  take_runtime_error();
+  run_compiled(f.entry, packed.data());
+  if (std::exception_ptr e = take_runtime_error()) std::rethrow_exception(e);
+  return outs;
+}
+
+// The program as one function `main`, called once.
+void plan_whole(Executable::Impl& impl, mlir::ModuleOp module, const Jaxpr& jaxpr,
+                DotPath dot_path) {
+  lower_function(module, jaxpr, impl.calls, impl.where, "main", dot_path);
+  impl.functions.push_back({"main", nullptr, jaxpr.out_avals(), forwarded_inputs(jaxpr)});
+  Step step;
+  for (size_t k = 0; k < impl.in_avals.size(); ++k) step.inputs.push_back(k);
+  for (size_t i = 0; i < jaxpr.outvars.size(); ++i)
+    step.outputs.push_back(impl.in_avals.size() + i);
+  impl.output_slots = step.outputs;
+  impl.num_slots = impl.in_avals.size() + jaxpr.outvars.size();
+  impl.steps.push_back(std::move(step));
+}
+
+// A segment starts at every dot_general (a layer's product and the elementwise work after it
+// are one segment, whether the product is a loop nest or a call into OpenBLAS) and at every
+// eqn the back end runs through a runtime call.
+bool starts_segment(const Eqn& e) {
+  return e.prim->name == "dot_general" || !find_lower_rule(e.prim->name);
+}
+
+// The segments of `jaxpr` (see segments.h) and their keys; a program is compiled as segments when
+// it is long or when some of them repeat (a network's equal layers: each compiles once).
+struct Segmentation {
+  Jaxpr jaxpr;  // calls inlined, transposed dots folded
+  std::vector<Segment> segments;
+  std::vector<std::string> keys;
+  size_t distinct = 0;
+};
+
+Segmentation segment(const Jaxpr& program, const CompileOptions& options) {
+  Segmentation out;
+  // Prepared first (calls inlined, transposed dots folded), so that no segment boundary
+  // separates a dot from the transpose folded into it; values passed through a barrier or a name
+  // are read from where they were computed (a segment returning them would copy them).
+  out.jaxpr = prepare_for_lowering(program);
+  out.segments = split_into_segments(out.jaxpr, options.max_segment_eqns, starts_segment);
+  std::unordered_set<std::string> seen;
+  for (size_t k = 0; k < out.segments.size(); ++k) {
+    out.keys.push_back(segment_key(out.jaxpr, out.segments[k], k));
+    seen.insert(out.keys.back());
+  }
+  out.distinct = seen.size();
+  return out;
+}
+
+// The segments compiled once per key and called in order.
+void plan_segments(Executable::Impl& impl, mlir::ModuleOp module, const Segmentation& cut,
+                   DotPath dot_path) {
+  const Jaxpr& jaxpr = cut.jaxpr;
+  std::unordered_map<const void*, size_t> slot_of;
+  size_t next_slot = 0;
+  for (const Var& v : jaxpr.constvars) slot_of[v.id()] = next_slot++;
+  for (const Var& v : jaxpr.invars) slot_of[v.id()] = next_slot++;
+  std::unordered_map<std::string_view, size_t> function_of;
+  std::unordered_map<size_t, size_t> last_reader;  // slot -> step
+  std::vector<size_t> literal_slots;
+  for (size_t k = 0; k < cut.segments.size(); ++k) {
+    const Segment& s = cut.segments[k];
+    auto [it, added] = function_of.emplace(cut.keys[k], impl.functions.size());
+    if (added) {
+      std::string name = fmt::format("segment{}", impl.functions.size());
+      const Jaxpr program = segment_program(jaxpr, s);
+      lower_function(module, program, impl.calls, impl.where, name, dot_path);
+      impl.functions.push_back(
+          {std::move(name), nullptr, program.out_avals(), forwarded_inputs(program)});
+    }
+    Step step;
+    step.function = it->second;
+    for (const Var& v : s.inputs) {
+      step.inputs.push_back(slot_of.at(v.id()));
+      last_reader[step.inputs.back()] = k;
+    }
+    for (const Var& v : s.outputs) step.outputs.push_back(slot_of[v.id()] = next_slot++);
+    for (size_t i = 0; i < s.literals.size(); ++i) {
+      step.outputs.push_back(next_slot++);
+      literal_slots.push_back(step.outputs.back());
+    }
+    impl.steps.push_back(std::move(step));
+  }
+  impl.num_slots = next_slot;
+  size_t next_literal = 0;
+  for (const Atom& a : jaxpr.outvars)
+    impl.output_slots.push_back(a.is_var() ? slot_of.at(a.var().id())
+                                           : literal_slots[next_literal++]);
+  // Free every slot after its last reader, except the outputs.
+  std::unordered_set<size_t> kept(impl.output_slots.begin(), impl.output_slots.end());
+  for (const auto& [slot, step] : last_reader)
+    if (!kept.count(slot)) impl.steps[step].release.push_back(slot);
+}
+
+// The module of `jaxpr`'s functions, and in `impl` the plan that calls them.
+mlir::OwningOpRef<mlir::ModuleOp> lower_planned(mlir::MLIRContext& ctx, Executable::Impl& impl,
+                                                const Jaxpr& jaxpr, const CompileOptions& options) {
+  mlir::OwningOpRef<mlir::ModuleOp> module = new_module(ctx);
+  const Segmentation cut = segment(jaxpr, options);
+  const bool repeats = cut.distinct < cut.segments.size();
+  if (repeats || count_eqns(jaxpr) > options.max_whole_eqns)
+    plan_segments(impl, *module, cut, options.dot_path);
+  else
+    plan_whole(impl, *module, cut.jaxpr, options.dot_path);
+  return module;
+}
+
+}  // namespace
+
+std::shared_ptr<const Executable> compile(const Jaxpr& jaxpr, const std::string& where,
+                                          const CompileOptions& options) {
+  auto impl = std::make_shared<Executable::Impl>();
+  impl->where = where;
+  impl->memory = memory_need(jaxpr);
+  impl->in_avals = jaxpr.in_avals();
+  impl->out_avals = jaxpr.out_avals();
+  if (jaxpr.consts.size() != jaxpr.constvars.size())
+    throw UnsupportedError(
+        fmt::format("lower: {} has constvars without values", program_name(where)));
+  for (const ConstValue& c : jaxpr.consts) impl->consts.push_back(runtime::Buffer::from_const(c));
+
+  auto ctx = make_context();
+  DiagnosticCollector diags(*ctx);
+  auto t0 = Clock::now();
+  mlir::OwningOpRef<mlir::ModuleOp> module = lower_planned(*ctx, *impl, jaxpr, options);
+  impl->stats.lower_ms = ms_since(t0);
+  impl->stats.functions = impl->functions.size();
+  impl->stats.steps = impl->steps.size();
+  for (const auto& c : impl->calls) {
+    impl->call_table.push_back(c.get());
+    impl->stats.runtime_calls.push_back(c->describe());
+  }
+
+  t0 = Clock::now();
+  run_pipeline(*module, diags, worth_parallel_loops(jaxpr));
+  impl->stats.optimize_ms = ms_since(t0);
+
+  t0 = Clock::now();
+  mlir::ExecutionEngineOptions engine_options;
+  // engine_options.transformer is a function_ref: what it refers to must outlive create(). The
+  // optimizer and the code generator get the same CPU (target_cpu.h): without one, LLVM's cost
+  // model assumes no vector registers and no loop is vectorized (a GELU over 64x8192 took
+  // 1.4 ms scalar against 0.2 ms in AVX-512).
+  const std::unique_ptr<llvm::TargetMachine> machine = jit_target_machine(where);
+  std::function<llvm::Error(llvm::Module*)> optimize = optimizing_transformer(machine.get());
+  engine_options.transformer = optimize;
+  engine_options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
+  engine_options.enablePerfNotificationListener = std::getenv("CJAX_PERF_MAP") != nullptr;
+  auto engine = mlir::ExecutionEngine::create(*module, engine_options, jit_target_machine(where));
+  if (!engine)
+    throw Error(fmt::format("lower: the JIT could not compile {}: {} {}", program_name(where),
+                            llvm::toString(engine.takeError()), diags.text()));
+  impl->engine = std::move(*engine);
+  impl->engine->registerSymbols([](llvm::orc::MangleAndInterner interner) {
+    llvm::orc::SymbolMap map;
+    for (auto [name, address] : runtime_symbols())
+      map[interner(llvm::StringRef(name.data(), name.size()))] = {
+          llvm::orc::ExecutorAddr::fromPtr(address), llvm::JITSymbolFlags::Exported};
+    for (const auto& [name, address] : async_runtime_symbols())
+      map[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(address),
+                             llvm::JITSymbolFlags::Exported};
+    return map;
+  });
+  for (CompiledFunction& f : impl->functions) {
+    auto entry = impl->engine->lookupPacked("_mlir_ciface_" + f.name);
+    if (!entry)
+      throw Error(fmt::format("lower: the JIT could not link {}: {}", program_name(where),
+                              llvm::toString(entry.takeError())));
+    f.entry = *entry;
+  }
+  impl->stats.jit_ms = ms_since(t0);
+  return std::make_shared<Executable>(std::move(impl));
+}
+
+std::vector<runtime::Buffer> Executable::run(std::span<const runtime::Buffer> args,
+                                             RunStats* stats) const {
+  const Impl& m = *impl_;
+  const size_t nconst = m.consts.size();
+  if (args.size() + nconst != m.in_avals.size())
+    throw TypeError(fmt::format("compiled {}: expected {} arguments, got {}", program_name(m.where),
+                                m.in_avals.size() - nconst, args.size()));
+  for (size_t i = 0; i < args.size(); ++i)
+    if (!args[i] || args[i].aval().shape != m.in_avals[nconst + i].shape ||
+        args[i].aval().dtype != m.in_avals[nconst + i].dtype)
+      throw TypeError(fmt::format(
+          "compiled {}: argument {} has type {}, expected {}", program_name(m.where), i,
+          args[i] ? args[i].aval().str_short() : "<empty>", m.in_avals[nconst + i].str_short()));
+  // Reading the system's figures costs tens of microseconds: small programs skip it.
+  constexpr size_t kCheckedPeakBytes = size_t{64} << 20;
+  if (m.memory.peak_bytes >= kCheckedPeakBytes) check_memory_need(m.memory);
+  if (stats) runtime::reset_peak_bytes();
+  std::vector<runtime::Buffer> slots(m.num_slots);
+  for (size_t k = 0; k < nconst; ++k) slots[k] = m.consts[k];
+  for (size_t i = 0; i < args.size(); ++i) slots[nconst + i] = args[i];
+  auto slots_in = [&](size_t k) -> const runtime::Buffer& {
+    return k < nconst ? m.consts[k] : args[k - nconst];
+  };
+  std::vector<const runtime::Buffer*> inputs;
+  for (const Step& step : m.steps) {
+    inputs.clear();
+    for (size_t slot : step.inputs) inputs.push_back(&slots[slot]);
+    std::vector<runtime::Buffer> outs = call(m.functions[step.function], inputs, m.call_table);
+    for (size_t i = 0; i < outs.size(); ++i) slots[step.outputs[i]] = std::move(outs[i]);
+    for (size_t slot : step.release) slots[slot] = runtime::Buffer();
+  }
+  std::vector<runtime::Buffer> outs;
+  outs.reserve(m.output_slots.size());
+  for (size_t slot : m.output_slots) outs.push_back(slots[slot]);
+  if (stats) {
+    // Bytes of the buffers this call allocated for its outputs, each once (not the arguments
+    // it hands back).
+    std::unordered_set<const void*> seen;
+    for (size_t k = 0; k < m.in_avals.size(); ++k) seen.insert(slots_in(k).data());
+    stats->output_bytes = 0;
+    for (const runtime::Buffer& b : outs)
+      if (seen.insert(b.data()).second) stats->output_bytes += b.nbytes();
+    stats->peak_bytes = runtime::memory_stats().peak_bytes;
+  }
+  return outs;
+}
+
+const std::vector<ShapedArray>& Executable::in_avals() const {
+  return impl_->in_avals;
+}
+const std::vector<ShapedArray>& Executable::out_avals() const {
+  return impl_->out_avals;
+}
+const CompileStats& Executable::compile_stats() const {
+  return impl_->stats;
+}
+
+std::string lower_to_text(const Jaxpr& jaxpr, Stage stage, const std::string& where,
+                          const CompileOptions& options) {
+  auto ctx = make_context();
+  DiagnosticCollector diags(*ctx);
+  Executable::Impl plan;
+  plan.where = where;
+  plan.in_avals = jaxpr.in_avals();
+  auto module = lower_planned(*ctx, plan, jaxpr, options);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  if (stage == Stage::mlir) {
+    verify_module(*module, diags);
+    module->print(os);
+    return os.str();
+  }
+  run_pipeline(*module, diags, worth_parallel_loops(jaxpr));
+  if (stage == Stage::lowered) {
+    module->print(os);
+    return os.str();
+  }
+  llvm::LLVMContext llvm_ctx;
+  auto llvm_module = mlir::translateModuleToLLVMIR(*module, llvm_ctx);
+  if (!llvm_module)
+    throw Error(fmt::format("lower: translation to LLVM IR failed: {}", diags.text()));
+  llvm_module->print(os, nullptr);
+  return os.str();
+}
+
+}  // namespace cjax::lower

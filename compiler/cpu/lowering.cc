@@ -1,0 +1,221 @@
+#include "compiler/cpu/lowering.h"
+
+#include <fmt/format.h>
+#include <mlir/Dialect/Arith/IR/Arith.h>
+#include <mlir/Dialect/Bufferization/IR/Bufferization.h>
+#include <mlir/Dialect/Func/IR/FuncOps.h>
+#include <mlir/Dialect/Linalg/IR/Linalg.h>
+#include <mlir/Dialect/MemRef/IR/MemRef.h>
+#include <mlir/Dialect/Tensor/IR/Tensor.h>
+
+#include <map>
+#include <mutex>
+
+#include "ir/call_body.h"
+#include "ir/errors.h"
+#include "ir/primitive.h"
+
+namespace cjax::lower {
+namespace {
+
+class Table final : public LowerRuleTable {
+ public:
+  Table() {
+    register_elementwise_rules(*this);
+    register_structural_rules(*this);
+    register_reduction_rules(*this);
+    register_dot_rules(*this);
+    register_control_flow_rules(*this);
+  }
+  void add(std::string_view prim, LowerRule rule) override {
+    rules_[std::string(prim)] = std::move(rule);
+  }
+  const LowerRule* find(std::string_view prim) const {
+    auto it = rules_.find(prim);
+    return it == rules_.end() ? nullptr : &it->second;
+  }
+
+ private:
+  std::map<std::string, LowerRule, std::less<>> rules_;
+};
+
+std::string location_of(const Eqn& e) {
+  return e.source.known() ? " at " + e.source.summarize() : "";
+}
+
+// A constant tensor with a const's bytes (sub-jaxpr consts; top-level ones are arguments).
+mlir::Value const_tensor(mlir::OpBuilder& b, mlir::Location loc, const ConstValue& c) {
+  if (!c.data)
+    throw UnsupportedError(
+        fmt::format("lower: the constant {} has no value (elided)", c.aval.str_short()));
+  auto type = tensor_type(b, c.aval, "constant");
+  const char* bytes = static_cast<const char*>(c.data.get());
+  auto attr =
+      mlir::DenseElementsAttr::getFromRawBuffer(type, llvm::ArrayRef<char>(bytes, c.aval.nbytes()));
+  return b.create<mlir::arith::ConstantOp>(loc, type, attr);
+}
+
+}  // namespace
+
+const LowerRule* find_lower_rule(std::string_view prim) {
+  static const Table table;
+  return table.find(prim);
+}
+
+void not_native(const EqnLowering& el, const std::string& why) {
+  throw NotNative{why};
+}
+
+std::string unsupported_message(const EqnLowering& el, const std::string& what) {
+  return fmt::format("lower: {}: {}{}{}", el.eqn.prim->name, what, location_of(el.eqn),
+                     el.state.where.empty() ? "" : " in " + el.state.where);
+}
+
+std::vector<mlir::Value> lower_jaxpr_body(LoweringState& state, const Jaxpr& jaxpr,
+                                          const std::vector<mlir::Value>& args) {
+  std::unordered_map<const void*, mlir::Value> env;
+  mlir::OpBuilder& b = state.b;
+  const mlir::Location unknown = b.getUnknownLoc();
+  size_t next = 0;
+  const bool consts_given = args.size() == jaxpr.constvars.size() + jaxpr.invars.size();
+  for (size_t i = 0; i < jaxpr.constvars.size(); ++i) {
+    if (consts_given)
+      env[jaxpr.constvars[i].id()] = args[next++];
+    else if (i < jaxpr.consts.size())
+      env[jaxpr.constvars[i].id()] = const_tensor(b, unknown, jaxpr.consts[i]);
+    else
+      throw UnsupportedError("lower: a sub-jaxpr's constvar has no value");
+  }
+  if (args.size() - next != jaxpr.invars.size())
+    throw TypeError(fmt::format("lower: {} arguments for a jaxpr of {} inputs", args.size() - next,
+                                jaxpr.invars.size()));
+  for (const Var& v : jaxpr.invars) env[v.id()] = args[next++];
+
+  auto value_of = [&](const Atom& a) -> mlir::Value {
+    if (a.is_literal()) return literal_tensor(b, unknown, a.literal());
+    auto it = env.find(a.var().id());
+    if (it == env.end()) throw VerifyError("lower: a variable is read before it is defined");
+    return it->second;
+  };
+
+  for (const Eqn& e : jaxpr.eqns) {
+    std::vector<mlir::Value> ins;
+    for (const Atom& a : e.inputs) ins.push_back(value_of(a));
+    std::vector<mlir::Value> outs;
+    // A call-like eqn (ir/call_body.h) is lowered by lowering its body inline: a jit boundary
+    // means nothing to one compiled function, and remat2 has done its work once the backward
+    // program exists.
+    if (const Jaxpr* callee = call_body(e)) {
+      outs = lower_jaxpr_body(state, *callee, ins);
+    } else {
+      const LowerRule* rule = find_lower_rule(e.prim->name);
+      EqnLowering el{state, e, unknown};
+      try {
+        if (!rule) not_native(el, "no lowering rule for this primitive");
+        outs = (*rule)(el, ins);
+      } catch (const NotNative& n) {
+        outs = kernel_fallback(el, ins, n.why);
+      }
+    }
+    if (outs.size() != e.outputs.size())
+      throw Error(fmt::format("lower: {}: the rule made {} results for {} outputs", e.prim->name,
+                              outs.size(), e.outputs.size()));
+    for (size_t i = 0; i < outs.size(); ++i) env[e.outputs[i].id()] = outs[i];
+  }
+  std::vector<mlir::Value> results;
+  for (const Atom& a : jaxpr.outvars) results.push_back(value_of(a));
+  return results;
+}
+
+std::vector<int> forwarded_inputs(const Jaxpr& jaxpr) {
+  std::unordered_map<const void*, int> position;
+  int k = 0;
+  for (const Var& v : jaxpr.constvars) position.emplace(v.id(), k++);
+  for (const Var& v : jaxpr.invars) position.emplace(v.id(), k++);
+  std::vector<int> out;
+  for (const Atom& a : jaxpr.outvars) {
+    auto it = a.is_var() ? position.find(a.var().id()) : position.end();
+    out.push_back(it == position.end() ? -1 : it->second);
+  }
+  return out;
+}
+
+mlir::OwningOpRef<mlir::ModuleOp> new_module(mlir::MLIRContext& ctx) {
+  mlir::OpBuilder b(&ctx);
+  const mlir::Location loc = b.getUnknownLoc();
+  mlir::OwningOpRef<mlir::ModuleOp> module = mlir::ModuleOp::create(loc);
+  b.setInsertionPointToEnd(module->getBody());
+  // The callback every runtime call goes through: (handle, pointers of its buffers).
+  auto index_buf = mlir::MemRefType::get({mlir::ShapedType::kDynamic}, b.getIndexType());
+  auto callback = b.create<mlir::func::FuncOp>(
+      loc, kRuntimeCallSymbol, b.getFunctionType({b.getI64Type(), b.getI64Type(), index_buf}, {}));
+  callback.setPrivate();
+  return module;
+}
+
+void lower_function(mlir::ModuleOp module, const Jaxpr& jaxpr,
+                    std::vector<std::unique_ptr<RuntimeCall>>& calls, const std::string& where,
+                    const std::string& name, DotPath dot_path) {
+  mlir::OpBuilder b(module.getContext());
+  const mlir::Location loc = b.getUnknownLoc();
+  b.setInsertionPointToEnd(module.getBody());
+
+  std::vector<mlir::Type> arg_types = {b.getI64Type()};
+  std::vector<ShapedArray> in_avals;
+  for (const Var& v : jaxpr.constvars) in_avals.push_back(v.aval());
+  for (const Var& v : jaxpr.invars) in_avals.push_back(v.aval());
+  for (const ShapedArray& a : in_avals) arg_types.push_back(memref_type(b, a, "argument"));
+  // Outputs that are inputs are handed back by the executable as they are: no buffer, no copy.
+  const std::vector<int> forwarded = forwarded_inputs(jaxpr);
+  std::vector<size_t> out_arg(jaxpr.outvars.size(), 0);  // output i's memref argument index
+  size_t next_out = in_avals.size();
+  for (size_t i = 0; i < jaxpr.outvars.size(); ++i) {
+    if (forwarded[i] >= 0) continue;
+    out_arg[i] = next_out++;
+    arg_types.push_back(memref_type(b, jaxpr.outvars[i].aval(), "output"));
+  }
+  auto func = b.create<mlir::func::FuncOp>(loc, name, b.getFunctionType(arg_types, {}));
+  func->setAttr("llvm.emit_c_interface", b.getUnitAttr());
+  // Every buffer argument can be taken as noalias (mark_noalias_buffers): outputs are fresh
+  // buffers of their own, and inputs, which may share a buffer, are only read.
+  func->setAttr(kNoaliasBuffers, b.getUnitAttr());
+  mlir::Block* entry = func.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+
+  LoweringState state{b, module, calls, {}, where, entry->getArgument(0), dot_path};
+  // Block argument k + 1 is memref argument k (after the call table).
+  auto memref_arg = [&](size_t k) { return entry->getArgument(static_cast<unsigned>(k + 1)); };
+  std::vector<mlir::Value> args;
+  for (size_t i = 0; i < in_avals.size(); ++i)
+    args.push_back(
+        b.create<mlir::bufferization::ToTensorOp>(loc, memref_arg(i), /*restrict=*/true));
+  // An output a runtime call produces may be written straight into the caller's buffer, when it
+  // is returned once and is not also an input.
+  std::unordered_map<const void*, int> uses;
+  for (const Atom& a : jaxpr.outvars)
+    if (a.is_var()) ++uses[a.var().id()];
+  for (const Var& v : jaxpr.constvars) uses[v.id()] += 2;
+  for (const Var& v : jaxpr.invars) uses[v.id()] += 2;
+  for (size_t i = 0; i < jaxpr.outvars.size(); ++i) {
+    const Atom& a = jaxpr.outvars[i];
+    if (a.is_var() && uses[a.var().id()] == 1)
+      state.output_buffers[a.var().id()] = memref_arg(out_arg[i]);
+  }
+
+  std::vector<mlir::Value> results = lower_jaxpr_body(state, jaxpr, args);
+  for (size_t i = 0; i < results.size(); ++i) {
+    if (forwarded[i] >= 0) continue;
+    mlir::Value dest = memref_arg(out_arg[i]);
+    // A result already in its buffer (to_tensor of that very buffer) needs no copy.
+    if (auto t = results[i].getDefiningOp<mlir::bufferization::ToTensorOp>();
+        t && t.getMemref() == dest)
+      continue;
+    auto m = b.create<mlir::bufferization::MaterializeInDestinationOp>(loc, mlir::TypeRange{},
+                                                                       results[i], dest);
+    m.setRestrict(true);
+    m.setWritable(true);
+  }
+  b.create<mlir::func::ReturnOp>(loc);
+}
+
+}  // namespace cjax::lower
