@@ -183,6 +183,21 @@ Array bitwise_or(const Array& x, const Array& y, SourceInfo src) {
 Array bitwise_xor(const Array& x, const Array& y, SourceInfo src) {
   return binary("xor", x, y, src);
 }
+Array shift_left(const Array& x, const Array& y, SourceInfo src) {
+  return binary("shift_left", x, y, src);
+}
+Array shift_right_logical(const Array& x, const Array& y, SourceInfo src) {
+  return binary("shift_right_logical", x, y, src);
+}
+Array shift_right_arithmetic(const Array& x, const Array& y, SourceInfo src) {
+  return binary("shift_right_arithmetic", x, y, src);
+}
+Array population_count(const Array& x, SourceInfo src) {
+  return unary("population_count", x, src);
+}
+Array bitcast_convert_type(const Array& x, DType new_dtype, SourceInfo src) {
+  return bind1("bitcast_convert_type", {x}, {{"new_dtype", new_dtype}}, src);
+}
 Array eq(const Array& x, const Array& y, SourceInfo src) {
   return binary("eq", x, y, src);
 }

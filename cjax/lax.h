@@ -72,6 +72,19 @@ Array atan2(const Array& x, const Array& y, SourceInfo src = std::source_locatio
 Array bitwise_and(const Array& x, const Array& y, SourceInfo src = std::source_location::current());
 Array bitwise_or(const Array& x, const Array& y, SourceInfo src = std::source_location::current());
 Array bitwise_xor(const Array& x, const Array& y, SourceInfo src = std::source_location::current());
+// Shifts of integers of one dtype by amounts of that dtype (JAX's lax.shift_*): bits shifted past
+// the width give 0 (or the sign, for an arithmetic right shift).
+Array shift_left(const Array& x, const Array& y, SourceInfo src = std::source_location::current());
+Array shift_right_logical(const Array& x, const Array& y,
+                          SourceInfo src = std::source_location::current());
+Array shift_right_arithmetic(const Array& x, const Array& y,
+                             SourceInfo src = std::source_location::current());
+// The number of set bits of each integer.
+Array population_count(const Array& x, SourceInfo src = std::source_location::current());
+// The same bits read as `new_dtype` (JAX's lax.bitcast_convert_type; the interpreter and the
+// back end convert between dtypes of one width).
+Array bitcast_convert_type(const Array& x, DType new_dtype,
+                           SourceInfo src = std::source_location::current());
 Array eq(const Array& x, const Array& y, SourceInfo src = std::source_location::current());
 Array ne(const Array& x, const Array& y, SourceInfo src = std::source_location::current());
 Array lt(const Array& x, const Array& y, SourceInfo src = std::source_location::current());

@@ -58,6 +58,7 @@ constexpr UnarySpec kUnary[] = {
     {"digamma", kFloat, false},
     {"abs", kSigned | kFloat, false},
     {"not", kBoolOrInt, false},
+    {"population_count", kInt, false},
     {"square", kNum, false},
 };
 
@@ -90,6 +91,30 @@ AvalList reduce_precision_rule(Avals in, const Params& params) {
   if (e < 1) fail("reduce_precision", fmt::format("exponent_bits must be positive, got {}", e));
   if (m < 0) fail("reduce_precision", fmt::format("mantissa_bits must be non-negative, got {}", m));
   return {ShapedArray(in[0].dtype, in[0].shape, in[0].weak_type)};
+}
+
+// bitcast_convert_type[new_dtype]: the same bits read as another dtype. Between dtypes of one
+// width the shape stays; to a narrower one a minor dimension of the width ratio is added; to a
+// wider one the minor dimension, which must be that ratio, goes (XLA's BitcastConvertType).
+AvalList bitcast_convert_type_rule(Avals in, const Params& params) {
+  constexpr std::string_view kPrim = "bitcast_convert_type";
+  expect_arity(kPrim, in, 1);
+  expect_dtype(kPrim, in, 0, kAny);
+  const DType to = dtype_param(kPrim, params, "new_dtype");
+  if (!in_class(to, kAny)) fail(kPrim, fmt::format("cannot bitcast to {}", long_name(to)));
+  const size_t from_size = itemsize(in[0].dtype), to_size = itemsize(to);
+  Shape shape = in[0].shape;
+  if (to_size < from_size) {
+    shape.push_back(static_cast<int64_t>(from_size / to_size));
+  } else if (to_size > from_size) {
+    const auto ratio = static_cast<int64_t>(to_size / from_size);
+    if (shape.empty() || shape.back() != ratio)
+      fail_got(kPrim,
+               fmt::format("to the wider {} the minor dimension must be {}", short_name(to), ratio),
+               in);
+    shape.pop_back();
+  }
+  return {ShapedArray(to, std::move(shape))};
 }
 
 // round[rounding_method]: 0 rounds halves away from zero, 1 to even (JAX's RoundingMethod).
@@ -249,6 +274,7 @@ void register_elementwise(PrimitiveTable& table) {
   }
   table.add(elementwise(make_primitive("integer_pow", integer_pow_rule)));
   table.add(elementwise(make_primitive("round", round_rule)));
+  table.add(make_primitive("bitcast_convert_type", bitcast_convert_type_rule));
   table.add(make_primitive("reduce_precision", reduce_precision_rule));
 
   struct BinarySpec {
@@ -257,15 +283,27 @@ void register_elementwise(PrimitiveTable& table) {
     BinaryResult result;
   };
   const BinarySpec binaries[] = {
-      {"add", kNum, BinaryResult::same},           {"sub", kNum, BinaryResult::same},
-      {"mul", kNum, BinaryResult::same},           {"div", kNum, BinaryResult::same},
-      {"rem", kNum, BinaryResult::same},           {"max", kAny, BinaryResult::same},
-      {"min", kAny, BinaryResult::same},           {"atan2", kFloat, BinaryResult::same},
-      {"and", kBoolOrInt, BinaryResult::same},     {"or", kBoolOrInt, BinaryResult::same},
-      {"xor", kBoolOrInt, BinaryResult::same},     {"nextafter", kFloat, BinaryResult::same},
-      {"eq", kAny | kOpaque, BinaryResult::bool_}, {"ne", kAny | kOpaque, BinaryResult::bool_},
-      {"lt", kAny, BinaryResult::bool_},           {"le", kAny, BinaryResult::bool_},
-      {"gt", kAny, BinaryResult::bool_},           {"ge", kAny, BinaryResult::bool_},
+      {"add", kNum, BinaryResult::same},
+      {"sub", kNum, BinaryResult::same},
+      {"mul", kNum, BinaryResult::same},
+      {"div", kNum, BinaryResult::same},
+      {"rem", kNum, BinaryResult::same},
+      {"max", kAny, BinaryResult::same},
+      {"min", kAny, BinaryResult::same},
+      {"atan2", kFloat, BinaryResult::same},
+      {"and", kBoolOrInt, BinaryResult::same},
+      {"or", kBoolOrInt, BinaryResult::same},
+      {"xor", kBoolOrInt, BinaryResult::same},
+      {"nextafter", kFloat, BinaryResult::same},
+      {"shift_left", kInt, BinaryResult::same},
+      {"shift_right_logical", kInt, BinaryResult::same},
+      {"shift_right_arithmetic", kInt, BinaryResult::same},
+      {"eq", kAny | kOpaque, BinaryResult::bool_},
+      {"ne", kAny | kOpaque, BinaryResult::bool_},
+      {"lt", kAny, BinaryResult::bool_},
+      {"le", kAny, BinaryResult::bool_},
+      {"gt", kAny, BinaryResult::bool_},
+      {"ge", kAny, BinaryResult::bool_},
   };
   for (const BinarySpec& b : binaries) {
     Primitive p = make_primitive(b.name, binary_rule(b.name, b.accepted, b.result));

@@ -1,4 +1,5 @@
-// erf_inv, stop_gradient, sort (with rev): each printed as jax 0.11.2 printed the same programs
+// erf_inv, stop_gradient, sort (with rev), the shifts, population_count and bitcast_convert_type:
+// each printed as jax 0.11.2 printed the same programs
 // (tests/golden/jax_0_11_2/new_prims.md), computed as JAX computes it, differentiated, and run
 // compiled with the interpreter's results.
 #include <catch2/catch.hpp>
@@ -10,6 +11,7 @@
 #include "cjax/api.h"
 #include "cjax/bind.h"
 #include "compiler/cpu/cpu_backend.h"
+#include "ir/parse/parser.h"
 #include "tests/cpu/compare.h"
 #include "tests/frontend/compiler_test_util.h"
 #include "tests/golden/golden.h"
@@ -32,6 +34,12 @@ std::string trace(F f, const A&... a) {
 Array f32_array(std::vector<float> v) {
   const auto n = static_cast<int64_t>(v.size());
   return Array::from_buffer(runtime::Buffer::from_data<float>(ShapedArray(DType::f32, {n}), v));
+}
+
+// A rank-1 array of dtype `t` holding `v` (exact for integers below 2^53).
+Array typed(std::vector<double> v, DType t) {
+  const auto n = static_cast<int64_t>(v.size());
+  return array(v, Shape{n}, t);
 }
 
 // Central differences of a scalar function of x, in float64.
@@ -238,6 +246,63 @@ TEST_CASE("sort compiled (jit, grad) equals the interpreter") {
   UseInterpreter interp;
   test::require_close(y.buffer(), f(x).buffer());
   test::require_close(g.buffer(), grad(f)(x).buffer());
+}
+
+TEST_CASE("shifts, population_count and bitcast_convert_type: JAX's text, XLA's values") {
+  const std::string jax = golden::jax_case("random.md", "[partitionable] shifts and bitwise jaxpr");
+  auto bits = [](const Array& a, const Array& b) {
+    // One statement per op: C++ evaluates a call's arguments in no fixed order.
+    Array sl = lax::shift_left(a, b);
+    Array srl = lax::shift_right_logical(a, b);
+    Array ai = lax::convert_element_type(a, DType::i32);
+    Array bi = lax::convert_element_type(b, DType::i32);
+    Array sra = lax::shift_right_arithmetic(ai, bi);
+    Array o = lax::bitwise_or(a, b);
+    Array n = lax::bitwise_and(a, b);
+    Array x = lax::bitwise_xor(a, b);
+    Array nt = lax::bitwise_not(a);
+    Array pc = lax::population_count(a);
+    return std::make_tuple(sl, srl, sra, o, n, x, nt, pc);
+  };
+  const ShapeDtype u32{DType::u32, {3}};
+  CHECK(trace(bits, u32, u32) == jax);
+  CHECK(to_string(*parse_jaxpr(jax)) == jax);  // JAX's text parses and prints back
+  UseInterpreter interp;
+  Array a = typed({1, 2, 4294967295.0}, DType::u32), b = typed({3, 31, 4}, DType::u32);
+  auto [sl, srl, sra, o, n, x, nt, pc] = bits(a, b);
+  CHECK(sl.to_vector<uint32_t>() == std::vector<uint32_t>{8, 0, 0xFFFFFFF0u});
+  CHECK(srl.to_vector<uint32_t>() == std::vector<uint32_t>{0, 0, 0x0FFFFFFFu});
+  CHECK(sra.to_vector<int32_t>() == std::vector<int32_t>{0, 0, -1});
+  CHECK(x.to_vector<uint32_t>() == std::vector<uint32_t>{2, 29, 0xFFFFFFFBu});
+  CHECK(nt.to_vector<uint32_t>() == std::vector<uint32_t>{0xFFFFFFFEu, 0xFFFFFFFDu, 0});
+  CHECK(pc.to_vector<uint32_t>() == std::vector<uint32_t>{1, 1, 32});
+  // A shift by the width or more gives 0 (the sign for an arithmetic one), as XLA's.
+  Array wide = typed({40, 32}, DType::i32), neg = typed({-8, 8}, DType::i32);
+  CHECK(lax::shift_right_arithmetic(neg, wide).to_vector<int32_t>() == std::vector<int32_t>{-1, 0});
+  CHECK(lax::shift_left(neg, wide).to_vector<int32_t>() == std::vector<int32_t>{0, 0});
+  // Bitcasts: 1.0f is 0x3f800000; to a narrower dtype a minor dimension appears.
+  Array one = f32_array({1.0f, -2.0f});
+  CHECK(lax::bitcast_convert_type(one, DType::u32).to_vector<uint32_t>() ==
+        std::vector<uint32_t>{0x3f800000u, 0xc0000000u});
+  CHECK(lax::bitcast_convert_type(lax::bitcast_convert_type(one, DType::i32), DType::f32)
+            .to_vector<float>() == std::vector<float>{1.0f, -2.0f});
+  CHECK(trace([](const Array& v) { return lax::bitcast_convert_type(v, DType::u8); }, f32({2})) ==
+        "{ lambda ; a:f32[2]. let\n"
+        "    b:u8[2,4] = bitcast_convert_type[new_dtype=uint8] a\n"
+        "  in (b,) }");
+  CHECK_THROWS_WITH(lax::shift_left(one, one), Catch::Contains("shift_left"));
+}
+
+TEST_CASE("shifts and population_count compiled equal the interpreter") {
+  Array a = typed({1, 2, 4294967295.0, 12345}, DType::u32);
+  Array b = typed({3, 31, 4, 0}, DType::u32);
+  auto f = [](const Array& x, const Array& y) {
+    return lax::population_count(
+        lax::bitwise_xor(lax::shift_left(x, y), lax::shift_right_logical(x, y)));
+  };
+  Array compiled = jit(f)(a, b);
+  UseInterpreter interp;
+  CHECK(compiled.to_vector<uint32_t>() == f(a, b).to_vector<uint32_t>());
 }
 
 TEST_CASE("sort's errors name the op") {

@@ -207,7 +207,7 @@ TEST_CASE("an error inside a runtime call is rethrown after the compiled call re
   // dynamic_slice with a start index operand runs the interpreter's kernel; convert with an
   // unsupported target dtype fails inside it.
   JaxprRef j = parse_jaxpr(
-      "{ lambda ; a:f32[3] b:f32[3]. let c:f32[3] = atan2 a b; d:i32[3] = shift_left 1:i32[] "
+      "{ lambda ; a:f32[3] b:f32[3]. let c:f32[3] = atan2 a b; d:i32[] = shift_left 1:i32[] "
       "2:i32[] "
       "in (c,) }");
   auto exe = lower::compile(*j, "t");
