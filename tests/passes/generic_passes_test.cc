@@ -1,4 +1,4 @@
-// dce, cse, simplify, inline, partial_eval and transpose on small jaxprs written as text.
+// dce, cse, inline, partial_eval and transpose on small jaxprs written as text.
 #include <catch2/catch.hpp>
 
 #include "ir/parse/parser.h"
@@ -8,7 +8,6 @@
 #include "passes/dce.h"
 #include "passes/inline.h"
 #include "passes/partial_eval.h"
-#include "passes/simplify.h"
 #include "passes/transpose.h"
 
 using namespace cjax;
@@ -49,21 +48,6 @@ TEST_CASE("cse distinguishes params and literals") {
       "c:f32[2] = reduce_sum[axes=(1,) out_sharding=None] a; d:f32[2,3] = mul a 2.0:f32[]; "
       "e:f32[2,3] = mul a 3.0:f32[] in (b, c, d, e) }");
   CHECK(cse(j).eqns.size() == 4);
-}
-
-TEST_CASE("simplify removes identities") {
-  Jaxpr j = parse(
-      "{ lambda ; a:f32[3]. let b:f32[3] = mul a 1.0:f32[]; c:f32[3] = add 0.0:f32[] b; "
-      "d:f32[3] = neg c; e:f32[3] = neg d; f:f32[3] = transpose[permutation=(0,)] e; "
-      "g:f32[3] = sin f in (g,) }");
-  CHECK(to_string(simplify(j)) == "{ lambda ; a:f32[3]. let b:f32[3] = sin a in (b,) }");
-}
-
-TEST_CASE("simplify keeps a broadcasting multiply by one") {
-  Jaxpr j = parse(
-      "{ lambda ; a:f32[]. let b:f32[3] = broadcast_in_dim[broadcast_dimensions=() shape=(3,) "
-      "sharding=None] 1.0:f32[]; c:f32[3] = mul a b in (c,) }");
-  CHECK(simplify(j).eqns.size() == 2);
 }
 
 TEST_CASE("inline replaces jit calls with fresh variables") {

@@ -20,7 +20,6 @@
 #include "passes/policies.h"
 #include "passes/recompute_residuals.h"
 #include "passes/remat.h"
-#include "passes/simplify.h"
 #include "passes/vjp.h"
 #include "runtime/interpreter.h"
 
@@ -312,7 +311,6 @@ std::string check_verify(const Jaxpr& j, uint64_t seed) {
   const std::pair<const char*, Jaxpr (*)(const Jaxpr&)> passes[] = {
       {"dce", [](const Jaxpr& a) { return cjax::dce(a); }},
       {"cse", [](const Jaxpr& a) { return cjax::cse(a); }},
-      {"simplify", [](const Jaxpr& a) { return cjax::simplify(a); }},
   };
   for (const auto& [name, pass] : passes) {
     for (const Jaxpr* in : std::initializer_list<const Jaxpr*>{&j, &l.fwd}) {

@@ -21,8 +21,8 @@ struct Property {
 // vjp_jvp: <vjp(ct), t> = <ct, jvp(t)>, and linearize's linear program gives jvp's tangents.
 // policies: the gradient of checkpoint(f, policy) equals the plain gradient, for every policy.
 // roundtrip: print -> parse -> print is the identity, for the program and every pass's output.
-// verify: the verifier accepts every pass's output (jvp, linearize, vjp, checkpoint, dce, cse,
-//   simplify), and dce/cse/simplify keep the values.
+// verify: the verifier accepts every pass's output (jvp, linearize, vjp, checkpoint, dce, cse),
+//   and dce/cse keep the values.
 // compiled: the program, and its backward program under a policy, compiled through MLIR give the
 //   interpreter's values (every fifth seed: compiling is the slow part).
 // recompute: the vjp pair with cheap residuals recomputed (the pair compiled code runs) passes
