@@ -27,8 +27,10 @@ struct PassRules {
   JvpRule jvp;
   JvpFullRule jvp_full;  // higher-order primitives: emits the primal part too; preferred over jvp
   TransposeRule transpose;
-  PartialEvalRule partial_eval;               // primitives whose eqn splits in two (remat2, jit)
-  PartialEvalCustomRule partial_eval_custom;  // ... and under a remat policy (scan, remat2, jit)
+  // Higher-order primitives whose eqn splits into a known and a staged eqn (jit, remat2, scan,
+  // cond, while); the others go wholly to one side.
+  PartialEvalRule partial_eval;
+  PartialEvalCustomRule partial_eval_custom;  // the same under a remat policy
   DceRule dce;
 };
 
