@@ -130,7 +130,7 @@ std::vector<Buffer> apply_primitive(const Primitive& prim, const Params& params,
                                     std::span<const ShapedArray> out_avals) {
   // A call-like primitive (jit, remat2, custom_jvp_call, ...) runs its body, found by its trait.
   const bool call = !prim.call_body.empty();
-  std::optional<KernelEntry> entry = call ? KernelEntry{nullptr, true} : find_kernel(prim.name);
+  std::optional<KernelEntry> entry = call ? KernelEntry{nullptr, true} : find_kernel(prim);
   if (!entry)
     throw UnsupportedError(fmt::format("interpreter: no kernel for primitive '{}'", prim.name));
   for (size_t i = 0; i < inputs.size(); ++i)

@@ -1,5 +1,7 @@
 // The kernel table: built on first use by calling each kernel file's registration function, then
-// open to register_kernel. Reads take a shared lock.
+// open to register_kernel. A built-in primitive's kernel is kept by the primitive (its index in
+// the table); the kernels of other primitives (a plugin's, an opaque one's) by name. Reads take a
+// shared lock.
 #include "runtime/kernel_table.h"
 
 #include <map>
@@ -7,6 +9,7 @@
 #include <shared_mutex>
 #include <string>
 
+#include "ir/rules/per_primitive.h"
 #include "runtime/kernels/kernel_util.h"
 
 namespace cjax::runtime {
@@ -31,19 +34,41 @@ class Table final : public KernelRegistry {
 
   void add(std::string_view name, Kernel k, OutputMode mode) override {
     std::unique_lock lock(mu_);
-    entries_[std::string(name)] = KernelEntry{k, mode == OutputMode::produced};
+    const KernelEntry entry{k, mode == OutputMode::produced};
+    if (find_primitive(name))
+      builtin_.define(name) = entry;
+    else
+      by_name_[std::string(name)] = entry;
   }
 
-  std::optional<KernelEntry> find(std::string_view name) const {
+  std::optional<KernelEntry> find(const Primitive& prim) const {
     std::shared_lock lock(mu_);
-    auto it = entries_.find(name);
-    if (it == entries_.end()) return std::nullopt;
-    return it->second;
+    if (const KernelEntry* e = builtin_.find(prim))
+      return e->kernel ? std::optional<KernelEntry>(*e) : std::nullopt;
+    if (auto e = other(prim.name)) return e;
+    // A Primitive made by hand (not the table's object) under a built-in name runs the built-in
+    // kernel, as a name lookup did.
+    if (const Primitive* builtin = find_primitive(prim.name); builtin && builtin != &prim)
+      if (const KernelEntry* e = builtin_.find(*builtin); e && e->kernel) return *e;
+    return std::nullopt;
+  }
+
+  // The kernel of a primitive that is not built in (a plugin's, an opaque one's).
+  std::optional<KernelEntry> find_other(std::string_view name) const {
+    std::shared_lock lock(mu_);
+    return other(name);
   }
 
  private:
+  std::optional<KernelEntry> other(std::string_view name) const {  // with mu_ held
+    auto it = by_name_.find(name);
+    if (it == by_name_.end()) return std::nullopt;
+    return it->second;
+  }
+
   mutable std::shared_mutex mu_;
-  std::map<std::string, KernelEntry, std::less<>> entries_;
+  PerPrimitive<KernelEntry> builtin_;
+  std::map<std::string, KernelEntry, std::less<>> by_name_;
 };
 
 Table& table() {
@@ -55,8 +80,8 @@ thread_local std::string_view t_current_primitive = "<none>";
 
 }  // namespace
 
-std::optional<KernelEntry> find_kernel(std::string_view prim_name) {
-  return table().find(prim_name);
+std::optional<KernelEntry> find_kernel(const Primitive& prim) {
+  return table().find(prim);
 }
 
 void register_kernel(std::string_view prim_name, Kernel k) {
@@ -64,7 +89,8 @@ void register_kernel(std::string_view prim_name, Kernel k) {
 }
 
 bool has_kernel(std::string_view prim_name) {
-  return table().find(prim_name).has_value();
+  const Primitive* builtin = find_primitive(prim_name);
+  return (builtin ? table().find(*builtin) : table().find_other(prim_name)).has_value();
 }
 
 std::string_view current_primitive() {

@@ -13,7 +13,7 @@ struct KernelEntry {
   bool produces_outputs = false;  // OutputMode::produced
 };
 
-std::optional<KernelEntry> find_kernel(std::string_view prim_name);
+std::optional<KernelEntry> find_kernel(const Primitive& prim);
 
 // Names the primitive whose kernel runs on this thread while in scope (see current_primitive()).
 class CurrentPrimitiveScope {

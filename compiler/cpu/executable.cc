@@ -175,7 +175,7 @@ void plan_whole(Executable::Impl& impl, mlir::ModuleOp module, const Jaxpr& jaxp
 // are one segment, whether the product is a loop nest or a call into OpenBLAS) and at every
 // eqn the back end runs through a runtime call.
 bool starts_segment(const Eqn& e) {
-  return e.prim->name == "dot_general" || !find_lower_rule(e.prim->name);
+  return e.prim->name == "dot_general" || !find_lower_rule(*e.prim);
 }
 
 // The segments of `jaxpr` (see segments.h) and their keys; a program is compiled as segments when

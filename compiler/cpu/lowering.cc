@@ -14,6 +14,7 @@
 #include "ir/call_body.h"
 #include "ir/errors.h"
 #include "ir/primitive.h"
+#include "ir/rules/per_primitive.h"
 
 namespace cjax::lower {
 namespace {
@@ -28,15 +29,20 @@ class Table final : public LowerRuleTable {
     register_control_flow_rules(*this);
   }
   void add(std::string_view prim, LowerRule rule) override {
-    rules_[std::string(prim)] = std::move(rule);
+    if (find_primitive(prim))
+      builtin_.define(prim) = std::move(rule);
+    else
+      by_name_[std::string(prim)] = std::move(rule);  // JAX primitives cjax reads as opaque ones
   }
-  const LowerRule* find(std::string_view prim) const {
-    auto it = rules_.find(prim);
-    return it == rules_.end() ? nullptr : &it->second;
+  const LowerRule* find(const Primitive& prim) const {
+    if (const LowerRule* rule = builtin_.find(prim)) return *rule ? rule : nullptr;
+    auto it = by_name_.find(prim.name);
+    return it == by_name_.end() ? nullptr : &it->second;
   }
 
  private:
-  std::map<std::string, LowerRule, std::less<>> rules_;
+  PerPrimitive<LowerRule> builtin_;
+  std::map<std::string, LowerRule, std::less<>> by_name_;
 };
 
 std::string location_of(const Eqn& e) {
@@ -57,7 +63,7 @@ mlir::Value const_tensor(mlir::OpBuilder& b, mlir::Location loc, const ConstValu
 
 }  // namespace
 
-const LowerRule* find_lower_rule(std::string_view prim) {
+const LowerRule* find_lower_rule(const Primitive& prim) {
   static const Table table;
   return table.find(prim);
 }
@@ -108,7 +114,7 @@ std::vector<mlir::Value> lower_jaxpr_body(LoweringState& state, const Jaxpr& jax
     if (const Jaxpr* callee = call_body(e)) {
       outs = lower_jaxpr_body(state, *callee, ins);
     } else {
-      const LowerRule* rule = find_lower_rule(e.prim->name);
+      const LowerRule* rule = find_lower_rule(*e.prim);
       EqnLowering el{state, e, unknown};
       try {
         if (!rule) not_native(el, "no lowering rule for this primitive");

@@ -51,6 +51,8 @@ struct EqnLowering {
 using LowerRule =
     std::function<std::vector<mlir::Value>(EqnLowering&, const std::vector<mlir::Value>& inputs)>;
 
+// Each family file adds the rules of its primitives by name; the table keeps them by primitive
+// (ir/rules/per_primitive.h).
 class LowerRuleTable {
  public:
   virtual void add(std::string_view prim, LowerRule rule) = 0;
@@ -65,8 +67,8 @@ void register_reduction_rules(LowerRuleTable& t);
 void register_dot_rules(LowerRuleTable& t);
 void register_control_flow_rules(LowerRuleTable& t);
 
-// The rule for `prim`, or null when it has none.
-const LowerRule* find_lower_rule(std::string_view prim);
+// The rule for `prim`, or null when it has none (compiled code then calls its interpreter kernel).
+const LowerRule* find_lower_rule(const Primitive& prim);
 
 // Lowers `jaxpr`'s eqns with its constvars and invars bound to `args` (tensors); returns the
 // tensors of its outvars. Call-like eqns (jit, remat2, ...) are lowered inline, recursively.
