@@ -323,7 +323,8 @@ void register_elementwise(PrimitiveTable& table) {
 
   table.add(make_primitive("name", identity_rule("name", false)));
   table.add(make_primitive("copy", identity_rule("copy", false)));
-  // JAX's ad_util.stop_gradient_p: the value, with a zero tangent (passes/ad_rules/logical.cc).
+  // JAX's ad_util.stop_gradient_p: the value, with a zero tangent
+  // (passes/ad_rules/elementwise_logical.cc).
   table.add(make_primitive("stop_gradient", identity_rule("stop_gradient", false)));
   table.add(make_primitive("optimization_barrier", identity_rule("optimization_barrier", true)));
 }
