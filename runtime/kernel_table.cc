@@ -45,12 +45,7 @@ class Table final : public KernelRegistry {
     std::shared_lock lock(mu_);
     if (const KernelEntry* e = builtin_.find(prim))
       return e->kernel ? std::optional<KernelEntry>(*e) : std::nullopt;
-    if (auto e = other(prim.name)) return e;
-    // A Primitive made by hand (not the table's object) under a built-in name runs the built-in
-    // kernel, as a name lookup did.
-    if (const Primitive* builtin = find_primitive(prim.name); builtin && builtin != &prim)
-      if (const KernelEntry* e = builtin_.find(*builtin); e && e->kernel) return *e;
-    return std::nullopt;
+    return other(prim.name);
   }
 
   // The kernel of a primitive that is not built in (a plugin's, an opaque one's).

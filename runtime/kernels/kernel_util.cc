@@ -49,6 +49,16 @@ std::vector<int64_t> broadcast_strides(const ShapedArray& operand, const Shape& 
   return strides;
 }
 
+AxisSplit split_at(const Shape& shape, size_t axis) {
+  AxisSplit s;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (d < axis) s.outer *= shape[d];
+    if (d == axis) s.size = shape[d];
+    if (d > axis) s.inner *= shape[d];
+  }
+  return s;
+}
+
 int64_t normalize_axis(int64_t axis, int64_t rank) {
   int64_t a = axis < 0 ? axis + rank : axis;
   if (a < 0 || a >= rank) kernel_type_error("axis {} out of range for rank {}", axis, rank);

@@ -103,6 +103,12 @@ std::vector<int64_t> row_major_strides(const Shape& shape);
 // dimension equals the output's or is 1 (stride 0). A TypeError naming the operand otherwise.
 std::vector<int64_t> broadcast_strides(const ShapedArray& operand, const Shape& out_shape,
                                        size_t operand_index);
+// `shape` split around `axis` into element counts: the dimensions before it, its own, those after.
+// Element (o, k, i) is at flat index (o * size + k) * inner + i.
+struct AxisSplit {
+  int64_t outer = 1, size = 1, inner = 1;
+};
+AxisSplit split_at(const Shape& shape, size_t axis);
 // Normalizes a possibly negative axis into [0, rank); a TypeError when out of range.
 int64_t normalize_axis(int64_t axis, int64_t rank);
 // The value of a scalar integer or bool buffer (an index operand), exactly.

@@ -177,12 +177,7 @@ void arg_extreme_kernel(const Params& params, std::span<const Buffer> in, std::s
   const size_t axis = static_cast<size_t>(normalize_axis(axes[0], ia.rank()));
   reduced_strides(ia, oa, axes);  // checks the output shape
   if (ia.shape[axis] == 0) kernel_type_error("reduction over the empty axis of {}", ia.str_short());
-  int64_t outer = 1, inner = 1;
-  for (size_t d = 0; d < ia.shape.size(); ++d) {
-    if (d < axis) outer *= ia.shape[d];
-    if (d > axis) inner *= ia.shape[d];
-  }
-  const int64_t len = ia.shape[axis];
+  const auto [outer, len, inner] = split_at(ia.shape, axis);
   dispatch_op<kAll>(ia.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* x = in[0].as<T>();

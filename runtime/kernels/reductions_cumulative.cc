@@ -19,12 +19,7 @@ void cumulative_kernel(const Params& params, std::span<const Buffer> in, std::sp
   if (ia.rank() == 0) kernel_type_error("operand {} has no axis", ia.str_short());
   const size_t axis = static_cast<size_t>(normalize_axis(params.get_int("axis"), ia.rank()));
   const bool reverse = params.has("reverse") && params.get_bool("reverse");
-  int64_t outer = 1, inner = 1;
-  for (size_t d = 0; d < ia.shape.size(); ++d) {
-    if (d < axis) outer *= ia.shape[d];
-    if (d > axis) inner *= ia.shape[d];
-  }
-  const int64_t len = ia.shape[axis];
+  const auto [outer, len, inner] = split_at(ia.shape, axis);
   dispatch_op<Op::kTypes>(ia.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using Acc = typename Op::template Accumulator<T>;

@@ -51,12 +51,7 @@ void sort_kernel(const Params& params, std::span<const Buffer> in, std::span<Buf
   std::vector<KeyCompare> keys;
   for (size_t k = 0; k < num_keys; ++k) keys.push_back(key_compare(in[k]));
 
-  int64_t outer = 1, inner = 1;
-  for (size_t d = 0; d < a0.shape.size(); ++d) {
-    if (d < dim) outer *= a0.shape[d];
-    if (d > dim) inner *= a0.shape[d];
-  }
-  const int64_t len = a0.shape[dim];
+  const auto [outer, len, inner] = split_at(a0.shape, dim);
   std::vector<int64_t> order(static_cast<size_t>(len));
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t j = 0; j < inner; ++j) {

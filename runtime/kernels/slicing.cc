@@ -9,20 +9,6 @@ namespace {
 
 using Bytes = unsigned char;
 
-// Splits `shape` around `axis` into (outer, size along axis, inner) element counts.
-struct AxisSplit {
-  int64_t outer = 1, size = 1, inner = 1;
-};
-AxisSplit split_at(const Shape& shape, size_t axis) {
-  AxisSplit s;
-  for (size_t d = 0; d < shape.size(); ++d) {
-    if (d < axis) s.outer *= shape[d];
-    if (d == axis) s.size = shape[d];
-    if (d > axis) s.inner *= shape[d];
-  }
-  return s;
-}
-
 // Shapes equal except along `axis`.
 bool same_except(const Shape& a, const Shape& b, size_t axis) {
   if (a.size() != b.size()) return false;

@@ -1,5 +1,5 @@
-// Building small jaxprs by hand for the interpreter tests, with local primitives (kernels dispatch
-// by name).
+// Building small jaxprs by hand for the interpreter tests, with the table's primitives (and an
+// opaque one, psum, which has no kernel).
 #pragma once
 
 #include <memory>
@@ -8,6 +8,7 @@
 
 #include "ir/jaxpr.h"
 #include "ir/primitive.h"
+#include "ir/rules/registry.h"
 
 namespace cjax::runtime::testing {
 
@@ -18,13 +19,13 @@ inline Primitive make_prim(std::string name, bool higher_order = false) {
   return p;
 }
 
-// The primitives the hand-built jaxprs use (kernels dispatch by name).
-inline const Primitive add_p = make_prim("add");
-inline const Primitive sub_p = make_prim("sub");
-inline const Primitive mul_p = make_prim("mul");
-inline const Primitive lt_p = make_prim("lt");
-inline const Primitive sin_p = make_prim("sin");
-inline const Primitive psum_p = make_prim("psum");
+// The primitives the hand-built jaxprs use.
+inline const Primitive& add_p = get_primitive("add");
+inline const Primitive& sub_p = get_primitive("sub");
+inline const Primitive& mul_p = get_primitive("mul");
+inline const Primitive& lt_p = get_primitive("lt");
+inline const Primitive& sin_p = get_primitive("sin");
+inline const Primitive& psum_p = opaque_primitive("psum");
 
 inline ShapedArray f32a(Shape s = {}) {
   return ShapedArray(DType::f32, std::move(s));
