@@ -30,6 +30,18 @@ using ParamPrintRule = std::function<std::vector<ParamRef>(const Params& params)
 // `out_sharding=None`, drops retired ones such as cond's `linear`, renames `call_jaxpr`).
 using ParamCanonicalizer = std::function<void(Params& params)>;
 
+// What an eqn of the primitive costs in floating-point operations, as the memory planner and its
+// report count them (passes/memory/flops.h).
+enum class FlopCount {
+  per_output_element,  // elementwise arithmetic, comparisons, conversions: the default
+  per_input_element,   // reductions and scans along an axis: one operation per element read
+  none,                // moves or relabels data (reshape, slicing, copies, names)
+  rule,                // Primitive::flop_rule: contractions, loops, branches
+};
+// The FLOPs of a primitive whose count is a rule, given how to count a jaxpr it holds.
+using FlopRule =
+    std::function<double(const Eqn& eqn, const std::function<double(const Jaxpr&)>& body_flops)>;
+
 struct Primitive {
   static constexpr unsigned kNotBuiltin = ~0u;
 
@@ -56,6 +68,9 @@ struct Primitive {
   // Elementwise and computed by a polynomial or a libm call (exp, tanh, sin, erf, pow, ...) rather
   // than an instruction or two: not worth recomputing to save memory traffic.
   bool transcendental = false;
+  // Its cost in FLOPs (a call's is its body's, whatever this says).
+  FlopCount flop_count = FlopCount::per_output_element;
+  FlopRule flop_rule;  // for FlopCount::rule
 };
 
 // Params sorted by key: the default print rule.

@@ -185,7 +185,7 @@ void register_calls(PrimitiveTable& table) {
   };
   table.add(std::move(vjp));
 
-  table.add(make_primitive("device_put", device_put_rule));
+  table.add(moves_data(make_primitive("device_put", device_put_rule)));
 }
 
 }  // namespace cjax

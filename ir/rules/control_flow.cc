@@ -1,8 +1,11 @@
 // Control flow: cond, while, scan (jax/_src/lax/control_flow/). Each is typed by its jaxprs.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "ir/rules/rule_util.h"
 #include "ir/rules/table.h"
+#include "ir/sub_jaxprs.h"
 
 namespace cjax {
 namespace {
@@ -130,6 +133,31 @@ AvalList scan_rule(Avals in, const Params& params) {
   return out;
 }
 
+// The trip count of a while loop is not known statically: its body and condition count once. A
+// scan counts `length` bodies, a cond its most expensive branch.
+double cond_flops(const Eqn& eqn, const std::function<double(const Jaxpr&)>& body_flops) {
+  double f = 0;
+  for (const Jaxpr* branch : sub_jaxprs(eqn)) f = std::max(f, body_flops(*branch));
+  return f;
+}
+
+double while_flops(const Eqn& eqn, const std::function<double(const Jaxpr&)>& body_flops) {
+  double f = 0;
+  for (const Jaxpr* j : sub_jaxprs(eqn)) f += body_flops(*j);
+  return f;
+}
+
+double scan_flops(const Eqn& eqn, const std::function<double(const Jaxpr&)>& body_flops) {
+  const Jaxpr* body = eqn.params.get_jaxpr("jaxpr").get();
+  return body ? static_cast<double>(eqn.params.get_int("length")) * body_flops(*body) : 0;
+}
+
+Primitive with_flop_rule(Primitive p, FlopRule rule) {
+  p.flop_count = FlopCount::rule;
+  p.flop_rule = std::move(rule);
+  return p;
+}
+
 }  // namespace
 
 void register_control_flow(PrimitiveTable& table) {
@@ -140,15 +168,15 @@ void register_control_flow(PrimitiveTable& table) {
   Primitive cond = make_primitive("cond", cond_rule);
   cond.higher_order = true;
   cond.canonicalize_params = drop({"linear"});
-  table.add(std::move(cond));
+  table.add(with_flop_rule(std::move(cond), cond_flops));
 
   Primitive loop = make_primitive("while", while_rule);
   loop.higher_order = true;
-  table.add(std::move(loop));
+  table.add(with_flop_rule(std::move(loop), while_flops));
 
   Primitive scan = make_primitive("scan", scan_rule);
   scan.higher_order = true;
-  table.add(std::move(scan));
+  table.add(with_flop_rule(std::move(scan), scan_flops));
 }
 
 }  // namespace cjax

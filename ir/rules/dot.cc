@@ -160,12 +160,24 @@ void dot_general_canonicalize(Params& params) {
     if (!params.has(key)) params.set(key, NoneParam{});
 }
 
+// 2*M*N*K*batch: one multiply and one add per term of every output element.
+double dot_general_flops(const Eqn& eqn, const std::function<double(const Jaxpr&)>&) {
+  const DotDimensionNumbers dn =
+      DotDimensionNumbers::from_param(eqn.params.at("dimension_numbers"));
+  const ShapedArray& lhs = eqn.inputs.at(0).aval();
+  double k = 1;
+  for (int64_t d : dn.lhs_contract) k *= static_cast<double>(lhs.shape.at(static_cast<size_t>(d)));
+  return 2 * static_cast<double>(eqn.outputs.at(0).aval().size()) * k;
+}
+
 }  // namespace
 
 void register_dot(PrimitiveTable& table) {
   Primitive p = make_primitive("dot_general", dot_general_rule);
   p.print_params = dot_general_print;
   p.canonicalize_params = dot_general_canonicalize;
+  p.flop_count = FlopCount::rule;
+  p.flop_rule = dot_general_flops;
   table.add(std::move(p));
 }
 

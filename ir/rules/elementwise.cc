@@ -321,12 +321,13 @@ void register_elementwise(PrimitiveTable& table) {
   convert.canonicalize_params = add_missing({{"sharding", NoneParam{}}});
   table.add(elementwise(std::move(convert)));
 
-  table.add(make_primitive("name", identity_rule("name", false)));
-  table.add(make_primitive("copy", identity_rule("copy", false)));
+  table.add(moves_data(make_primitive("name", identity_rule("name", false))));
+  table.add(moves_data(make_primitive("copy", identity_rule("copy", false))));
   // JAX's ad_util.stop_gradient_p: the value, with a zero tangent
   // (passes/ad_rules/elementwise_logical.cc).
-  table.add(make_primitive("stop_gradient", identity_rule("stop_gradient", false)));
-  table.add(make_primitive("optimization_barrier", identity_rule("optimization_barrier", true)));
+  table.add(moves_data(make_primitive("stop_gradient", identity_rule("stop_gradient", false))));
+  table.add(moves_data(
+      make_primitive("optimization_barrier", identity_rule("optimization_barrier", true))));
 }
 
 }  // namespace cjax

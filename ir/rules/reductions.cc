@@ -86,21 +86,24 @@ void register_reductions(PrimitiveTable& table) {
                                 std::pair{"reduce_min", kAny}}) {
     Primitive p = make_primitive(name, reduce_rule(name, accepted));
     p.canonicalize_params = add_missing({{"out_sharding", NoneParam{}}});
-    table.add(std::move(p));
+    table.add(reads_each_input_once(std::move(p)));
   }
   // These bind only `axes`.
-  table.add(make_primitive("reduce_prod", reduce_rule("reduce_prod", kNum)));
-  table.add(make_primitive("reduce_and", reduce_rule("reduce_and", kBoolOrInt)));
-  table.add(make_primitive("reduce_or", reduce_rule("reduce_or", kBoolOrInt)));
-  table.add(make_primitive("reduce_xor", reduce_rule("reduce_xor", kBoolOrInt)));
+  table.add(reads_each_input_once(make_primitive("reduce_prod", reduce_rule("reduce_prod", kNum))));
+  table.add(
+      reads_each_input_once(make_primitive("reduce_and", reduce_rule("reduce_and", kBoolOrInt))));
+  table.add(
+      reads_each_input_once(make_primitive("reduce_or", reduce_rule("reduce_or", kBoolOrInt))));
+  table.add(
+      reads_each_input_once(make_primitive("reduce_xor", reduce_rule("reduce_xor", kBoolOrInt))));
 
-  table.add(make_primitive("argmax", argminmax_rule("argmax")));
-  table.add(make_primitive("argmin", argminmax_rule("argmin")));
+  table.add(reads_each_input_once(make_primitive("argmax", argminmax_rule("argmax"))));
+  table.add(reads_each_input_once(make_primitive("argmin", argminmax_rule("argmin"))));
 
   for (auto [name, accepted] :
        {std::pair{"cumsum", kNum}, std::pair{"cumprod", kNum}, std::pair{"cummax", kNum},
         std::pair{"cummin", kNum}, std::pair{"cumlogsumexp", kFloat}})
-    table.add(make_primitive(name, cumulative_rule(name, accepted)));
+    table.add(reads_each_input_once(make_primitive(name, cumulative_rule(name, accepted))));
   table.add(make_primitive("sort", sort_rule));
 }
 

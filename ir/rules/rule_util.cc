@@ -15,6 +15,16 @@ Primitive make_primitive(std::string name, ShapeRule rule) {
   return p;
 }
 
+Primitive moves_data(Primitive p) {
+  p.flop_count = FlopCount::none;
+  return p;
+}
+
+Primitive reads_each_input_once(Primitive p) {
+  p.flop_count = FlopCount::per_input_element;
+  return p;
+}
+
 void fail(std::string_view prim, std::string_view msg) {
   throw TypeError(fmt::format("{}: {}", prim, msg));
 }

@@ -20,6 +20,10 @@ using AvalList = std::vector<ShapedArray>;
 
 // A built-in primitive with a shape rule; print rule and canonicalizer default when left empty.
 Primitive make_primitive(std::string name, ShapeRule rule);
+// The FLOP-count traits (Primitive::flop_count): costs nothing (moves or relabels data), or one
+// operation per input element (a reduction or a scan along an axis).
+Primitive moves_data(Primitive p);
+Primitive reads_each_input_once(Primitive p);
 
 // --- errors -------------------------------------------------------------------------------------
 

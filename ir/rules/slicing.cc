@@ -94,9 +94,9 @@ AvalList dynamic_update_slice_rule(Avals in, const Params&) {
 }  // namespace
 
 void register_slicing(PrimitiveTable& table) {
-  table.add(make_primitive("slice", slice_rule));
-  table.add(make_primitive("dynamic_slice", dynamic_slice_rule));
-  table.add(make_primitive("dynamic_update_slice", dynamic_update_slice_rule));
+  table.add(moves_data(make_primitive("slice", slice_rule)));
+  table.add(moves_data(make_primitive("dynamic_slice", dynamic_slice_rule)));
+  table.add(moves_data(make_primitive("dynamic_update_slice", dynamic_update_slice_rule)));
 }
 
 }  // namespace cjax

@@ -270,23 +270,24 @@ void register_structural(PrimitiveTable& table) {
   Primitive bcast = make_primitive("broadcast_in_dim", broadcast_in_dim_rule);
   bcast.print_params = broadcast_in_dim_print;
   bcast.canonicalize_params = add_sharding;
-  table.add(std::move(bcast));
+  table.add(moves_data(std::move(bcast)));
 
   Primitive reshape = make_primitive("reshape", reshape_rule);
   reshape.canonicalize_params = add_sharding;
-  table.add(std::move(reshape));
+  table.add(moves_data(std::move(reshape)));
 
-  table.add(make_primitive("transpose", transpose_rule));
-  table.add(make_primitive("squeeze", squeeze_rule));
-  table.add(make_primitive("expand_dims", expand_dims_rule));
-  table.add(make_primitive("concatenate", concatenate_rule));
-  table.add(make_primitive("pad", pad_rule));
-  table.add(make_primitive("rev", rev_rule));
+  table.add(moves_data(make_primitive("transpose", transpose_rule)));
+  table.add(moves_data(make_primitive("squeeze", squeeze_rule)));
+  table.add(moves_data(make_primitive("expand_dims", expand_dims_rule)));
+  table.add(moves_data(make_primitive("concatenate", concatenate_rule)));
+  table.add(moves_data(make_primitive("pad", pad_rule)));
+  table.add(moves_data(make_primitive("rev", rev_rule)));
+  // Counted per output element, as before it was a table trait (the planner's costs stay put).
   table.add(make_primitive("split", split_rule));
 
   Primitive iota = make_primitive("iota", iota_rule);
   iota.canonicalize_params = add_sharding;
-  table.add(std::move(iota));
+  table.add(moves_data(std::move(iota)));
 }
 
 }  // namespace cjax

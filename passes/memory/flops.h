@@ -1,4 +1,5 @@
-// FLOPs of a jaxpr, as the memory report counts them: 2*M*N*K*batch for a dot_general (one
+// FLOPs of a jaxpr, as the memory report counts them, from each primitive's Primitive::flop_count
+// trait (ir/rules/): 2*M*N*K*batch for a dot_general (one
 // multiply and one add per term), the input's element count for a reduction, zero for an op that
 // only moves or relabels data (reshape, transpose, broadcast, slicing, copies, names), and the
 // output's element count for everything else (elementwise arithmetic, comparisons, conversions).
