@@ -26,5 +26,5 @@
 #include "ir/dtype.h"
 #include "ir/jaxpr.h"
 #include "ir/print/printer.h"
-#include "passes/memory/budget.h"  // policies::memory_budget (docs/auto-remat.md)
-#include "passes/policies.h"       // policies::..., JAX's jax.checkpoint_policies
+#include "passes/memory/budget_plan.h"  // policies::memory_budget (docs/auto-remat.md)
+#include "passes/policies.h"            // policies::..., JAX's jax.checkpoint_policies

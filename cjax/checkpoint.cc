@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "ir/errors.h"
+#include "passes/memory/budget_plan.h"
 
 namespace cjax::detail {
 
@@ -57,14 +58,18 @@ std::vector<Array> bind_remat(const RematTrace& t, const std::vector<FlatTree>& 
                               const PolicyRef& policy, bool prevent_cse, const SourceInfo& src) {
   std::vector<Array> inputs = t.consts;
   for (const FlatTree& ft : flat) inputs.insert(inputs.end(), ft.leaves.begin(), ft.leaves.end());
-  // A policy may rebuild the body (memory_budget nests a chain of equal layers:
-  // Policy::restructure).
+  // A memory budget is planned here, once (passes/memory/budget_plan.h); another policy keeps the
+  // traced body.
   JaxprRef body = t.jaxpr;
-  if (policy)
-    if (JaxprRef rebuilt = policy->restructure(*body)) body = std::move(rebuilt);
+  PolicyRef planned_policy = policy;
+  if (memory::as_memory_budget(policy)) {
+    memory::CheckpointBody planned = memory::plan_checkpoint(*body, policy);
+    body = std::make_shared<const Jaxpr>(std::move(planned.body));
+    planned_policy = std::move(planned.policy);
+  }
   Params params{{"differentiated", false},
                 {"jaxpr", body},
-                {"policy", policy ? ParamValue(policy) : ParamValue(NoneParam{})},
+                {"policy", planned_policy ? ParamValue(planned_policy) : ParamValue(NoneParam{})},
                 {"prevent_cse", prevent_cse}};
   return cjax::bind("remat2", inputs, std::move(params), src);
 }

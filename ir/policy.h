@@ -3,7 +3,6 @@
 // memory kind and back (Offload)? The concrete policies live in passes/.
 #pragma once
 
-#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -30,17 +29,6 @@ class Policy {
   virtual std::string repr() const = 0;
   virtual PolicyDecision decide(const Primitive& prim, std::span<const ShapedArray> in_avals,
                                 const Params& params) const = 0;
-  // A policy that decides per value rather than per primitive (policies::memory_budget) sees the
-  // whole jaxpr partial_eval_jaxpr_custom splits and answers once for each of its eqns;
-  // std::nullopt (the default) means: ask decide() eqn by eqn.
-  virtual std::optional<std::vector<PolicyDecision>> plan(
-      const Jaxpr& /*jaxpr*/, const std::vector<bool>& /*in_unknown*/) const {
-    return std::nullopt;
-  }
-  // A policy may rebuild the body of the checkpoint it is given before the remat2 eqn is built
-  // (checkpoint_jaxpr asks): same signature and values, e.g. memory_budget nests a chain of equal
-  // layers as checkpoints following Griewank's binomial schedule. nullptr (the default) keeps it.
-  virtual JaxprRef restructure(const Jaxpr& /*body*/) const { return nullptr; }
 };
 
 }  // namespace cjax

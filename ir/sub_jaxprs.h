@@ -2,6 +2,8 @@
 // or list of jaxprs). For passes that walk a program and everything below it.
 #pragma once
 
+#include <functional>
+#include <memory>
 #include <vector>
 
 #include "ir/jaxpr.h"
@@ -25,6 +27,27 @@ inline std::vector<const Jaxpr*> sub_jaxprs(const Eqn& eqn) {
     add(value);
     if (const std::vector<ParamValue>* items = param_items(value))
       for (const ParamValue& item : *items) add(item);
+  }
+  return out;
+}
+
+// `params` with every non-null jaxpr (as sub_jaxprs finds them) replaced by `fn` of it.
+inline Params map_sub_jaxprs(const Params& params, const std::function<Jaxpr(const Jaxpr&)>& fn) {
+  auto map = [&](const ParamValue& v) -> ParamValue {
+    if (v.is<JaxprRef>() && v.as<JaxprRef>())
+      return JaxprRef(std::make_shared<const Jaxpr>(fn(*v.as<JaxprRef>())));
+    return v;
+  };
+  Params out;
+  for (const auto& [key, value] : params) {
+    if (value.is<ParamTuple>() || value.is<ParamList>()) {
+      std::vector<ParamValue> items;
+      for (const ParamValue& item : *param_items(value)) items.push_back(map(item));
+      out.set(key, value.is<ParamTuple>() ? ParamValue(ParamTuple{std::move(items)})
+                                          : ParamValue(ParamList{std::move(items)}));
+    } else {
+      out.set(key, map(value));
+    }
   }
   return out;
 }

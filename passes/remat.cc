@@ -15,6 +15,7 @@
 #include "passes/dce.h"
 #include "passes/inline.h"
 #include "passes/jvp.h"
+#include "passes/memory/budget_plan.h"
 #include "passes/partial_eval.h"
 #include "passes/policies.h"
 #include "passes/primitive_rules.h"
@@ -112,13 +113,6 @@ CustomPartialEval partial_eval_jaxpr_custom(const Jaxpr& jaxpr, const std::vecto
     write(jaxpr.invars[i], {in_unknown[i], in_inst[i]});
   for (const Var& c : jaxpr.constvars) write(c, {false, true});
 
-  // A per-value policy (memory_budget) answers for the whole jaxpr at once.
-  std::optional<std::vector<PolicyDecision>> plan;
-  if (policy) plan = policy->plan(jaxpr, in_unknown);
-  if (plan && plan->size() != jaxpr.eqns.size())
-    throw TypeError(fmt::format("policy {} planned {} eqns of a jaxpr with {}", policy->repr(),
-                                plan->size(), jaxpr.eqns.size()));
-
   for (size_t k = 0; k < jaxpr.eqns.size(); ++k) {
     const Eqn& eqn = jaxpr.eqns[k];
     std::vector<bool> unks_in, inst_in;
@@ -146,7 +140,7 @@ CustomPartialEval partial_eval_jaxpr_custom(const Jaxpr& jaxpr, const std::vecto
     }
     known_eqns.push_back(eqn);
     std::vector<ShapedArray> avals = avals_of(std::span<const Atom>(eqn.inputs));
-    PolicyDecision d = plan ? (*plan)[k] : policies::decide(policy, *eqn.prim, avals, eqn.params);
+    PolicyDecision d = policies::decide(policy, *eqn.prim, avals, eqn.params);
     switch (d.kind) {
       case Saveability::save:
         for (const Var& o : eqn.outputs) write(o, {false, false});
@@ -276,8 +270,8 @@ Jaxpr checkpoint_jaxpr(const Jaxpr& jaxpr, const PolicyRef& policy, bool prevent
   body.constvars.clear();
   body.consts.clear();
   body.debug = nullptr;
-  if (policy)
-    if (JaxprRef rebuilt = policy->restructure(body)) body = *rebuilt;
+  // A memory budget is planned here, once (passes/memory/budget_plan.h).
+  memory::CheckpointBody planned = memory::plan_checkpoint(std::move(body), policy);
   Jaxpr outer;
   outer.constvars = jaxpr.constvars;
   outer.consts = jaxpr.consts;
@@ -286,10 +280,11 @@ Jaxpr checkpoint_jaxpr(const Jaxpr& jaxpr, const PolicyRef& policy, bool prevent
   std::vector<Atom> inputs(outer.constvars.begin(), outer.constvars.end());
   inputs.insert(inputs.end(), outer.invars.begin(), outer.invars.end());
   Params params{{"differentiated", false},
-                {"policy", policy ? ParamValue(policy) : ParamValue(NoneParam{})},
+                {"policy", planned.policy ? ParamValue(planned.policy) : ParamValue(NoneParam{})},
                 {"prevent_cse", prevent_cse}};
   JaxprBuilder b;
-  std::vector<Var> outs = b.emit("remat2", std::move(inputs), with_jaxpr(params, std::move(body)));
+  std::vector<Var> outs =
+      b.emit("remat2", std::move(inputs), with_jaxpr(params, std::move(planned.body)));
   Jaxpr built = b.build(outer.invars, std::vector<Atom>(outs.begin(), outs.end()), outer.constvars,
                         outer.consts);
   built.debug = jaxpr.debug;

@@ -61,8 +61,8 @@ Jaxpr insert_reduce_precision(const Jaxpr& known, size_t num_residuals);
 
 // jax.checkpoint at the jaxpr level: the same signature, its body wrapped in one remat2 eqn
 // (differentiated=False) with `policy` (nullptr prints as None) and `prevent_cse`. Constvars stay
-// on the outside and are passed to the body as its leading inputs. The policy may rebuild the body
-// first (Policy::restructure).
+// on the outside and are passed to the body as its leading inputs. A memory budget is planned
+// here (passes/memory/budget_plan.h): the eqn then holds the plan's body and the planned budget.
 Jaxpr checkpoint_jaxpr(const Jaxpr& jaxpr, const PolicyRef& policy, bool prevent_cse = true);
 
 // Registers remat2's jvp, partial-eval and transpose rules (called by the rule registries).

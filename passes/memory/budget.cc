@@ -16,8 +16,8 @@
 #include "ir/primitive.h"
 #include "passes/builder.h"
 #include "passes/dce.h"
-#include "passes/memory/chain_schedule.h"
 #include "passes/memory/flops.h"
+#include "passes/memory/save_set.h"
 #include "passes/partial_eval.h"
 #include "passes/policies.h"
 #include "passes/primitive_rules.h"
@@ -28,106 +28,6 @@
 
 namespace cjax::memory {
 namespace {
-
-bool is_split_call(const Eqn& e);
-
-// Plays a save set back: it answers for every jaxpr whose eqns it has a decision for (the planned
-// body, its nested checkpoints' bodies, and the copies of their eqns that the second split, in
-// transposition, sees). The jaxprs inside those that a save set does not cover (the bodies of
-// loops and branches) follow the fallback policy: every value saved when there is none, else
-// what the fallback (a built-in policy) decides. Any other jaxpr gets no answer.
-class PlaybackPolicy : public Policy {
- public:
-  std::string repr() const override { return "<function memory_plan at 0xXXXXXXXXXXXX>"; }
-  PolicyDecision decide(const Primitive& prim, std::span<const ShapedArray> avals,
-                        const Params& params) const override {
-    if (fallback_) return policies::decide(fallback_, prim, avals, params);
-    return {Saveability::save, {}, {}};
-  }
-  std::optional<std::vector<PolicyDecision>> plan(
-      const Jaxpr& jaxpr, const std::vector<bool>& in_unknown) const override {
-    return playback(jaxpr, in_unknown);
-  }
-  // `save`: one flag per eqn of plan_eqns(body).
-  void record(const Jaxpr& body, const std::vector<bool>& save, PolicyRef fallback) const {
-    const std::vector<const Eqn*> eqns = plan_eqns(body);
-    for (size_t k = 0; k < eqns.size(); ++k) {
-      for (const Var& o : eqns[k]->outputs) {
-        keep_.push_back(o);  // keeps the id valid
-        decided_[o.id()] = save[k];
-      }
-      for (const auto& [key, value] : eqns[k]->params)
-        if (!(key == "jaxpr" && is_split_call(*eqns[k]))) cover(value);
-    }
-    fallback_ = std::move(fallback);
-  }
-  std::optional<std::vector<PolicyDecision>> playback(const Jaxpr& jaxpr,
-                                                      const std::vector<bool>& in_unknown) const {
-    std::vector<PolicyDecision> d(jaxpr.eqns.size());
-    for (size_t k = 0; k < d.size(); ++k) {
-      const std::vector<Var>& outs = jaxpr.eqns[k].outputs;
-      if (outs.empty()) {
-        d[k].kind = Saveability::save;
-        continue;
-      }
-      auto it = decided_.find(outs[0].id());
-      if (it == decided_.end())
-        return covered_.count(outs[0].id()) ? fallback_plan(jaxpr, in_unknown) : std::nullopt;
-      d[k].kind = it->second ? Saveability::save : Saveability::recompute;
-    }
-    return d;
-  }
-
- private:
-  // The eqns of the loop and branch bodies in a param (recursively), which the fallback answers.
-  void cover(const ParamValue& value) const {
-    if (value.is<JaxprRef>() && value.as<JaxprRef>()) {
-      for (const Eqn& e : value.as<JaxprRef>()->eqns) {
-        for (const Var& o : e.outputs) {
-          keep_.push_back(o);
-          covered_.insert(o.id());
-        }
-        for (const auto& [key, inner] : e.params) cover(inner);
-      }
-    } else if (value.is<ParamTuple>() || value.is<ParamList>()) {
-      for (const ParamValue& v :
-           value.is<ParamTuple>() ? value.as<ParamTuple>().items : value.as<ParamList>().items)
-        cover(v);
-    }
-  }
-  std::optional<std::vector<PolicyDecision>> fallback_plan(
-      const Jaxpr& jaxpr, const std::vector<bool>& in_unknown) const {
-    if (fallback_) {
-      if (auto d = fallback_->plan(jaxpr, in_unknown)) return d;
-    }
-    std::vector<PolicyDecision> d;
-    for (const Eqn& e : jaxpr.eqns)  // the fallback's decisions, not a subclass's decide()
-      d.push_back(
-          PlaybackPolicy::decide(*e.prim, avals_of(std::span<const Atom>(e.inputs)), e.params));
-    return d;
-  }
-
-  mutable std::unordered_map<const void*, bool> decided_;  // eqn output -> saved
-  mutable std::unordered_set<const void*> covered_;        // eqn outputs the fallback answers
-  mutable std::vector<Var> keep_;
-  mutable PolicyRef fallback_;
-};
-
-// Captures the first jaxpr it is asked to plan.
-class ProbePolicy final : public Policy {
- public:
-  std::string repr() const override { return "<function memory_probe at 0xXXXXXXXXXXXX>"; }
-  PolicyDecision decide(const Primitive&, std::span<const ShapedArray>,
-                        const Params&) const override {
-    return {Saveability::save, {}, {}};
-  }
-  std::optional<std::vector<PolicyDecision>> plan(
-      const Jaxpr& jaxpr, const std::vector<bool>& in_unknown) const override {
-    if (!problem) problem = PlanProblem{jaxpr, in_unknown};
-    return std::nullopt;
-  }
-  mutable std::optional<PlanProblem> problem;
-};
 
 bool has_body(const Eqn& e) {
   for (const auto& [key, value] : e.params)
@@ -431,10 +331,21 @@ std::vector<Costed> builtin_seeds(const Jaxpr& body, const std::vector<bool>& in
 }  // namespace
 
 PlanProblem plan_problem(const Jaxpr& jaxpr) {
-  auto probe = std::make_shared<ProbePolicy>();
-  vjp_jaxpr(checkpoint_jaxpr(jaxpr, probe));
-  if (!probe->problem) throw Error("memory_budget: the function has nothing to plan");
-  return *probe->problem;
+  const LinearizeJvp lin = linearize_jvp(checkpoint_jaxpr(jaxpr, nullptr));
+  std::unordered_map<Var, bool, VarHash> unknown;
+  for (size_t i = 0; i < lin.program.invars.size(); ++i)
+    unknown[lin.program.invars[i]] = lin.unknown[i];
+  for (const Eqn& e : lin.program.eqns) {
+    std::vector<bool> in_unknown;
+    for (const Atom& in : e.inputs) {
+      auto it = in.is_var() ? unknown.find(in.var()) : unknown.end();
+      in_unknown.push_back(it != unknown.end() && it->second);
+    }
+    if (e.prim->name == "remat2") return {*e.params.get_jaxpr("jaxpr"), std::move(in_unknown)};
+    const bool any = std::find(in_unknown.begin(), in_unknown.end(), true) != in_unknown.end();
+    for (const Var& o : e.outputs) unknown[o] = any;
+  }
+  throw Error("memory_budget: the function has nothing to plan");
 }
 
 std::vector<size_t> plan_candidates(const Jaxpr& body, const std::vector<bool>& in_unknown) {
@@ -453,23 +364,23 @@ PlanCost evaluate_plan(const Jaxpr& body, const std::vector<bool>& in_unknown,
     throw Error(fmt::format("evaluate_plan: {} save flags for {} planned eqns", save.size(),
                             plan_eqns(body).size()));
   // The programs vjp builds: the linearized function is one remat2 eqn whose body is `body`;
-  // partial evaluation splits it with the save set (remat2's rule), and transposition splits the
-  // staged remat2 again. Running the same passes on the same eqns (the copy keeps the var
-  // identities the policy plays back) makes the model the model of the real programs, nested
-  // checkpoints included.
-  auto policy = std::make_shared<PlaybackPolicy>();
-  policy->record(body, save, fallback);
+  // partial evaluation splits it with the save set (played to it as names and an ordinary
+  // policy, save_set.h), and transposition splits the staged remat2 again. Running the same
+  // passes on the same eqns makes the model the model of the real programs, nested checkpoints
+  // included.
+  const NamedSaveSet named = apply_save_set(body, save, fallback);
   Jaxpr program;
   for (const Var& v : body.invars) program.invars.emplace_back(v.aval());
   JaxprBuilder b;
-  Params params{
-      {"differentiated", false}, {"policy", ParamValue(PolicyRef(policy))}, {"prevent_cse", true}};
+  Params params{{"differentiated", false}, {"policy", named.policy}, {"prevent_cse", true}};
   std::vector<Var> outs =
       b.emit("remat2", std::vector<Atom>(program.invars.begin(), program.invars.end()),
-             with_jaxpr(params, body));
+             with_jaxpr(params, named.body));
   program = b.build(program.invars, std::vector<Atom>(outs.begin(), outs.end()));
   PartialEvalResult pe =
       partial_eval(program, in_unknown, std::vector<bool>(program.outvars.size(), false));
+  pe.known = drop_save_set_names(std::move(pe.known));
+  pe.staged = drop_save_set_names(std::move(pe.staged));
   std::vector<bool> linear(pe.residuals.size(), false);
   linear.resize(pe.staged.invars.size(), true);
   PlanCost r;
@@ -549,11 +460,11 @@ InfeasibleBudget::InfeasibleBudget(size_t budget, size_t smallest_peak, Search s
     : cjax::Error(fmt::format(
           "memory_budget: no save set fits a peak of {} ({} bytes); the smallest {} is {} ({} "
           "bytes)",
-          format_bytes(budget), budget,
+          format_byte_size(budget), budget,
           search == Search::exhaustive ? "feasible peak"
           : search == Search::greedy   ? "peak the greedy search found"
                                        : "peak the search over chain schedules found",
-          format_bytes(smallest_peak), smallest_peak)),
+          format_byte_size(smallest_peak), smallest_peak)),
       budget(budget),
       smallest_peak(smallest_peak) {}
 
@@ -566,9 +477,10 @@ InfeasibleBudget::Search search_of(const SearchInfo& info) {
 }  // namespace
 
 BudgetSolution solve_memory_budget(const Jaxpr& body, const std::vector<bool>& in_unknown,
-                                   size_t budget) {
+                                   size_t budget, bool outer_only) {
   SearchInfo info;
-  std::optional<BudgetSolution> s = try_solve_memory_budget(body, in_unknown, budget, false, &info);
+  std::optional<BudgetSolution> s =
+      try_solve_memory_budget(body, in_unknown, budget, outer_only, &info);
   if (!s) throw InfeasibleBudget(budget, info.smallest_peak, search_of(info));
   return std::move(*s);
 }
@@ -605,9 +517,6 @@ std::vector<BudgetSolution> pareto_frontier(const Jaxpr& body,
   return front;
 }
 
-namespace {
-
-// The same planned eqns, primitive for primitive (the jvp of one body, traced twice).
 bool same_structure(const Jaxpr& a, const Jaxpr& b) {
   const std::vector<const Eqn*> x = plan_eqns(a), y = plan_eqns(b);
   if (x.size() != y.size() || a.invars.size() != b.invars.size()) return false;
@@ -621,90 +530,4 @@ bool same_structure(const Jaxpr& a, const Jaxpr& b) {
   return true;
 }
 
-class BudgetPolicy final : public PlaybackPolicy {
- public:
-  explicit BudgetPolicy(size_t bytes) : bytes_(bytes) {}
-  std::string repr() const override { return "<function memory_budget at 0xXXXXXXXXXXXX>"; }
-  PolicyDecision decide(const Primitive& prim, std::span<const ShapedArray>,
-                        const Params&) const override {
-    throw UsageError(fmt::format(
-        "memory_budget decides per value and cannot answer for a lone '{}' eqn: use it as "
-        "checkpoint's policy, not inside save_from_both_policies",
-        prim.name));
-  }
-  std::optional<std::vector<PolicyDecision>> plan(
-      const Jaxpr& jaxpr, const std::vector<bool>& in_unknown) const override {
-    // The solver decides for the body and the bodies of its nested checkpoints at once; the
-    // nested bodies, and the backward side of each split (linearize and transpose split the
-    // staged remat2 again), are answered with those decisions rather than planned afresh. A
-    // jaxpr it has not decided (a loop's body) is planned on its own.
-    if (jaxpr.eqns.empty()) return std::vector<PolicyDecision>{};
-    if (auto d = playback(jaxpr, in_unknown)) return d;
-    if (pending_ && same_structure(pending_->first, jaxpr)) {
-      // The chain schedule restructure() picked: its problem was solved there already.
-      last_ = std::move(pending_->second);
-      pending_.reset();
-      record(jaxpr, last_->save, last_->fallback);
-      return playback(jaxpr, in_unknown);
-    }
-    SearchInfo info;
-    last_ = try_solve_memory_budget(jaxpr, in_unknown, bytes_, chain_slots_ > 0, &info);
-    if (!last_) throw InfeasibleBudget(bytes_, info.smallest_peak, search_of(info));
-    record(jaxpr, last_->save, last_->fallback);
-    return playback(jaxpr, in_unknown);
-  }
-  // A chain of equal layers is nested as checkpoints when a binomial schedule recomputes less
-  // under the budget than any save set of the body as written (chain_schedule.h).
-  JaxprRef restructure(const Jaxpr& body) const override {
-    const auto t0 = std::chrono::steady_clock::now();
-    std::optional<Chain> chain = find_chain(body);
-    if (!chain) return nullptr;
-    const std::vector<ChainSchedule> schedules = chain_schedules(body, *chain, bytes_);
-    const ChainSchedule& pick = pick_chain_schedule(schedules, bytes_);
-    chain_slots_ = pick.slots;
-    pending_.emplace(pick.problem.body, *pick.solution);
-    pending_->second.solve_ms = ms_since(t0);  // every schedule's search
-    if (pick.slots == 0) return nullptr;
-    return std::make_shared<const Jaxpr>(pick.body);
-  }
-  const BudgetSolution* last() const { return last_ ? &*last_ : nullptr; }
-  size_t chain_slots() const { return chain_slots_; }
-
- private:
-  size_t bytes_;
-  mutable size_t chain_slots_ = 0;
-  mutable std::optional<std::pair<Jaxpr, BudgetSolution>> pending_;
-  mutable std::optional<BudgetSolution> last_;
-};
-
-}  // namespace
-
-const BudgetSolution* last_solution(const PolicyRef& policy) {
-  const auto* p = dynamic_cast<const BudgetPolicy*>(policy.get());
-  return p ? p->last() : nullptr;
-}
-
-size_t last_chain_slots(const PolicyRef& policy) {
-  const auto* p = dynamic_cast<const BudgetPolicy*>(policy.get());
-  return p ? p->chain_slots() : 0;
-}
-
-size_t parse_bytes(const std::string& text) {
-  if (std::optional<size_t> bytes = parse_byte_size(text)) return *bytes;
-  throw UsageError(fmt::format(
-      "'{}' is not a size: write bytes or a number with B, KiB, MiB, GiB, kB, MB or GB", text));
-}
-
-std::string format_bytes(size_t n) {
-  return format_byte_size(n);
-}
-
 }  // namespace cjax::memory
-
-namespace cjax::policies {
-
-PolicyRef memory_budget(size_t bytes) {
-  return std::make_shared<memory::BudgetPolicy>(bytes);
-}
-
-}  // namespace cjax::policies

@@ -1,14 +1,13 @@
-// Automatic remat under a memory budget. JAX's policies decide per primitive (its name, input
-// avals and params); a budget has to decide per value, so policies::memory_budget uses the
-// Policy::plan hook: partial_eval_jaxpr_custom shows it the whole (linearized) jaxpr it splits,
-// and the policy answers for every eqn at once with the save set its solver chose.
+// The solver behind memory_budget (budget_plan.h): which values of a checkpoint's linearized body
+// to save so that the step's modelled peak fits a budget with the fewest recomputed FLOPs.
 //
 // The solver's candidates are the known eqns whose outputs the backward side reads (directly or
 // through other known eqns), those inside nested checkpoints included (partial_eval_jaxpr_custom
 // splits them with the same policy): each is saved (a residual) or recomputed in the backward
 // program. A choice is costed by running the passes vjp runs (partial evaluation of a remat2
 // holding the body, transposition of its staged half) with a policy that plays the choice back,
-// and the memory model (memory_model.h) on the programs they build. Up to kExactCandidates
+// and the memory model (memory_model.h) on the programs they build; the choice is played to them
+// as an ordinary policy (save_set.h). Up to kExactCandidates
 // candidates the search is exact: every distinct recompute set, in order of increasing
 // recomputed FLOPs, until the cheapest fit is certain. Beyond that a greedy knapsack starts from
 // saving everything and stops saving, one at a time, the value that frees the most residual
@@ -16,7 +15,7 @@
 // whole too (its choices inside loop and branch bodies included, which a save set does not
 // cover), so the smallest peak found is at most each of theirs.
 // A chain of equal layers is also nested as checkpoints along Griewank's schedule
-// (chain_schedule.h). docs/auto-remat.md explains the model and the trade-off.
+// (chain_schedule.h, budget_plan.h). docs/auto-remat.md explains the model and the trade-off.
 #pragma once
 
 #include <cmath>
@@ -36,13 +35,14 @@ inline constexpr size_t kExactCandidates = 10;
 // The same limit for the outer level of a chain schedule (try_solve_memory_budget's outer_only).
 inline constexpr size_t kExactOuterCandidates = 8;
 
-// The jaxpr a memory_budget policy plans: the linearized body of a checkpoint and which of its
-// inputs are unknown (tangents).
+// The jaxpr a memory budget plans: the linearized body of a checkpoint and which of its inputs
+// are unknown (tangents).
 struct PlanProblem {
   Jaxpr body;
   std::vector<bool> in_unknown;
 };
-// The problem checkpoint_jaxpr(jaxpr, memory_budget(...)) poses under vjp.
+// The problem checkpoint_jaxpr(jaxpr, memory_budget(...)) poses under vjp: the body of the remat2
+// eqn that linearization's jvp makes of it.
 PlanProblem plan_problem(const Jaxpr& jaxpr);
 
 // The eqns a save set decides, in this order: the body's eqns, then (recursively) those of the
@@ -77,9 +77,10 @@ struct BudgetSolution {
   double solve_ms = 0;  // for a chain schedule: the search over every schedule
 };
 // The save set with the fewest recomputed FLOPs whose modelled peak is at most `budget` bytes.
-// Throws cjax::Error stating the smallest feasible peak when no save set fits.
+// Throws InfeasibleBudget stating the smallest peak found when no save set fits. `outer_only`: as
+// for try_solve_memory_budget below.
 BudgetSolution solve_memory_budget(const Jaxpr& body, const std::vector<bool>& in_unknown,
-                                   size_t budget);
+                                   size_t budget, bool outer_only = false);
 
 // What a search saw besides its choice.
 struct SearchInfo {
@@ -108,28 +109,8 @@ struct InfeasibleBudget : cjax::Error {
 // FLOPs, by increasing peak (exhaustive up to kExactCandidates, else the greedy sequence).
 std::vector<BudgetSolution> pareto_frontier(const Jaxpr& body, const std::vector<bool>& in_unknown);
 
-// The solution a memory_budget policy found the last time it planned (nullptr before that, or
-// for another kind of policy).
-const BudgetSolution* last_solution(const PolicyRef& policy);
-// The snapshot slots of the chain schedule a memory_budget policy last checkpointed with (0: the
-// body as written, or no chain; chain_schedule.h).
-size_t last_chain_slots(const PolicyRef& policy);
-
-// "24MiB", "1.5 GiB", "512KiB", "100kB", "4096" (bytes) -> bytes; UsageError otherwise.
-size_t parse_bytes(const std::string& text);
-// 1536 -> "1.5 KiB"; below 1 KiB in bytes ("96 B").
-std::string format_bytes(size_t bytes);
+// The same planned eqns, primitive for primitive and type for type (the jvp of one body, traced
+// twice): a save set for one is a save set for the other.
+bool same_structure(const Jaxpr& a, const Jaxpr& b);
 
 }  // namespace cjax::memory
-
-namespace cjax::policies {
-
-// Saves what minimizes the FLOPs the backward program recomputes subject to the step's modelled
-// peak (memory_model.h) being at most `bytes`; an impossible budget is a cjax::Error naming the
-// smallest feasible peak. A body that is a chain of equal layers may be nested as checkpoints
-// following Griewank's binomial schedule first (chain_schedule.h). Plans the whole checkpointed
-// function: use it as checkpoint(f, memory_budget(bytes)) (it cannot be combined with
-// save_from_both_policies).
-PolicyRef memory_budget(size_t bytes);
-
-}  // namespace cjax::policies

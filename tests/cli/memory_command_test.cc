@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ir/errors.h"
-#include "passes/memory/budget.h"
+#include "passes/memory/budget_plan.h"
 #include "tests/cli/run_cli.h"
 
 using cli_test::run_cli;

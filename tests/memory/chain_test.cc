@@ -8,11 +8,12 @@
 
 #include "cjax/api.h"
 #include "examples/registry.h"
+#include "ir/byte_size.h"
 #include "ir/call_body.h"
 #include "ir/errors.h"
 #include "ir/parse/parser.h"
 #include "ir/primitive.h"
-#include "passes/memory/budget.h"
+#include "passes/memory/budget_plan.h"
 #include "passes/memory/chain.h"
 #include "passes/memory/chain_schedule.h"
 #include "passes/memory/flops.h"
@@ -218,12 +219,12 @@ TEST_CASE("memory: memory_budget checkpoints a chain along the schedule that fit
     const size_t middle = (smallest + plain_smallest) / 2;
     for (size_t budget : {smallest, middle, plain_smallest + 8}) {
       INFO("budget " << budget);
-      PolicyRef policy = policies::memory_budget(budget);
-      const Jaxpr checkpointed = checkpoint_jaxpr(j, policy);
+      const Jaxpr checkpointed = checkpoint_jaxpr(j, policies::memory_budget(budget));
       VjpResult r = vjp_jaxpr(checkpointed);
       const StepModel real = model_step(r.fwd, r.bwd, r.num_residuals);
-      const BudgetSolution* chosen = last_solution(policy);
-      REQUIRE(chosen);
+      const MemoryPlan* plan = memory_plan_of(checkpointed);
+      REQUIRE(plan);
+      const BudgetSolution* chosen = &plan->solution;
       CHECK(real.peak_bytes <= budget);
       CHECK(real.peak_bytes == chosen->model.peak_bytes);
       CHECK(real.recompute_flops == chosen->model.recompute_flops);
@@ -236,7 +237,7 @@ TEST_CASE("memory: memory_budget checkpoints a chain along the schedule that fit
       if (budget == middle)
         for (const ChainSchedule& s : chain_schedules(body, c, budget))
           if (s.solution) CHECK(real.recompute_flops <= s.solution->model.recompute_flops);
-      const size_t slots = last_chain_slots(policy);
+      const size_t slots = plan->chain_slots;
       nested_some = nested_some || slots > 0;
       CHECK(count_remat(checkpointed) == (slots > 0 ? c.depth : 1));
     }
@@ -244,7 +245,7 @@ TEST_CASE("memory: memory_budget checkpoints a chain along the schedule that fit
     CHECK_THROWS_WITH(
         checkpoint_jaxpr(j, policies::memory_budget(smallest - 1)),
         Catch::Contains("no save set fits") &&
-            Catch::Contains(fmt::format("is {} ({} bytes)", format_bytes(smallest), smallest)));
+            Catch::Contains(fmt::format("is {} ({} bytes)", format_byte_size(smallest), smallest)));
   }
 }
 

@@ -7,7 +7,7 @@
 
 #include "examples/registry.h"
 #include "ir/primitive.h"
-#include "passes/memory/budget.h"
+#include "passes/memory/budget_plan.h"
 #include "passes/policies.h"
 #include "passes/remat.h"
 #include "passes/vjp.h"
@@ -41,10 +41,11 @@ TEST_CASE("memory: with nested checkpoints the budget solver models the programs
     std::vector<BudgetSolution> points = {front.front(), front[front.size() / 2], front.back()};
     for (const BudgetSolution& point : points) {
       const size_t budget = point.model.peak_bytes;
-      PolicyRef policy = policies::memory_budget(budget);
-      const StepModel real = model_vjp(checkpoint_jaxpr(j, policy));
-      const BudgetSolution* chosen = last_solution(policy);
-      REQUIRE(chosen != nullptr);
+      const Jaxpr checkpointed = checkpoint_jaxpr(j, policies::memory_budget(budget));
+      const StepModel real = model_vjp(checkpointed);
+      const MemoryPlan* plan = memory_plan_of(checkpointed);
+      REQUIRE(plan != nullptr);
+      const BudgetSolution* chosen = &plan->solution;
       INFO("budget " << budget);
       CHECK(real.peak_bytes == chosen->model.peak_bytes);
       CHECK(real.recompute_flops == chosen->model.recompute_flops);

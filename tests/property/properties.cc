@@ -15,7 +15,7 @@
 #include "passes/cse.h"
 #include "passes/dce.h"
 #include "passes/jvp.h"
-#include "passes/memory/budget.h"
+#include "passes/memory/budget_plan.h"
 #include "passes/memory/memory_model.h"
 #include "passes/policies.h"
 #include "passes/recompute_residuals.h"

@@ -8,11 +8,12 @@
 #include "cjax/autodiff_core.h"
 #include "cjax/memory_check.h"
 #include "examples/registry.h"
+#include "ir/byte_size.h"
 #include "ir/errors.h"
 #include "ir/print/printer.h"
 #include "passes/dce.h"
 #include "passes/fwd_bwd_table.h"
-#include "passes/memory/budget.h"
+#include "passes/memory/budget_plan.h"
 #include "passes/pipeline.h"
 #include "passes/policies.h"
 #include "passes/remat.h"
@@ -36,11 +37,17 @@ std::string human_bytes(size_t n) {
 
 }  // namespace
 
+size_t parse_bytes(const std::string& text) {
+  if (std::optional<size_t> bytes = parse_byte_size(text)) return *bytes;
+  throw UsageError(fmt::format(
+      "'{}' is not a size: write bytes or a number with B, KiB, MiB, GiB, kB, MB or GB", text));
+}
+
 void check_autodiff_options(const AutodiffOptions& o) {
   if (!o.policy.empty() && !o.budget.empty())
     throw UsageError("--policy and --budget both choose what to save: give one");
   if (!o.policy.empty()) policies::by_name(o.policy, o.names, o.offload_names);
-  if (!o.budget.empty()) memory::parse_bytes(o.budget);
+  if (!o.budget.empty()) parse_bytes(o.budget);
 }
 
 PreparedProgram prepare_program(const AutodiffOptions& o, std::ostream& err) {
@@ -59,7 +66,7 @@ PreparedProgram prepare_program(const AutodiffOptions& o, std::ostream& err) {
   if (!o.policy.empty())
     p.jaxpr = checkpoint_jaxpr(p.jaxpr, policies::by_name(o.policy, o.names, o.offload_names));
   if (!o.budget.empty())
-    p.jaxpr = checkpoint_jaxpr(p.jaxpr, policies::memory_budget(memory::parse_bytes(o.budget)));
+    p.jaxpr = checkpoint_jaxpr(p.jaxpr, policies::memory_budget(parse_bytes(o.budget)));
   return p;
 }
 

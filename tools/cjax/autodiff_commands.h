@@ -20,6 +20,10 @@ struct AutodiffOptions {
   std::string budget;  // --budget: checkpoint with policies::memory_budget of this size
 };
 
+// A --budget or --budgets size ("24MiB", "1.5 GiB", "4096"; ir/byte_size.h) in bytes;
+// cjax::UsageError naming the units otherwise.
+size_t parse_bytes(const std::string& text);
+
 // The checks of the options that need no program (cjax::UsageError): --policy with --budget, an
 // unknown policy, names in both --names and --offload-names, a --budget that is not a size. The
 // CLI runs them before it loads the program, so that the message names the command.

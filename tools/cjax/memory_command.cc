@@ -8,8 +8,9 @@
 #include <limits>
 #include <optional>
 
+#include "ir/byte_size.h"
 #include "ir/errors.h"
-#include "passes/memory/budget.h"
+#include "passes/memory/budget_plan.h"
 #include "passes/memory/chain_schedule.h"
 #include "passes/memory/memory_model.h"
 #include "passes/policies.h"
@@ -40,9 +41,9 @@ Row row(std::string policy, memory::StepModel model) {
 
 // "memory_budget(1.4 MiB)", or with the exact bytes when another budget rounds to the same text.
 std::string budget_label(size_t budget, const std::vector<size_t>& all) {
-  const std::string text = memory::format_bytes(budget);
+  const std::string text = format_byte_size(budget);
   for (size_t other : all)
-    if (other != budget && memory::format_bytes(other) == text)
+    if (other != budget && format_byte_size(other) == text)
       return fmt::format("memory_budget({} B)", budget);
   return fmt::format("memory_budget({})", text);
 }
@@ -80,7 +81,7 @@ size_t smallest_chain_peak(const Jaxpr& j) {
 }  // namespace
 
 void check_memory_options(const MemoryOptions& mem) {
-  for (const std::string& b : mem.budgets) memory::parse_bytes(b);
+  for (const std::string& b : mem.budgets) parse_bytes(b);
 }
 
 int print_memory(const AutodiffOptions& opts, const MemoryOptions& mem, std::ostream& out,
@@ -99,7 +100,7 @@ int print_memory(const AutodiffOptions& opts, const MemoryOptions& mem, std::ost
                                    j, policies::by_name(name, opts.names, opts.offload_names)))));
 
     std::vector<size_t> budgets;
-    for (const std::string& b : mem.budgets) budgets.push_back(memory::parse_bytes(b));
+    for (const std::string& b : mem.budgets) budgets.push_back(parse_bytes(b));
     std::vector<memory::BudgetSolution> front;
     if (budgets.empty() || !mem.plot.empty()) {
       memory::PlanProblem p = memory::plan_problem(j);
@@ -122,15 +123,15 @@ int print_memory(const AutodiffOptions& opts, const MemoryOptions& mem, std::ost
     }
     for (size_t b : budgets) {
       Row r = row(budget_label(b, budgets), {});
-      PolicyRef policy = policies::memory_budget(b);
       try {
-        r.model = memory::model_vjp(checkpoint_jaxpr(j, policy));
+        const Jaxpr checkpointed = checkpoint_jaxpr(j, policies::memory_budget(b));
+        r.model = memory::model_vjp(checkpointed);
+        if (const memory::MemoryPlan* plan = memory::memory_plan_of(checkpointed)) {
+          r.solve_ms = plan->solution.solve_ms;
+          r.exact = plan->solution.exact;
+        }
       } catch (const memory::InfeasibleBudget& e) {
         r.infeasible = e.smallest_peak;  // a row that says so; the other budgets still print
-      }
-      if (const memory::BudgetSolution* s = memory::last_solution(policy)) {
-        r.solve_ms = s->solve_ms;
-        r.exact = s->exact;
       }
       rows.push_back(std::move(r));
     }
@@ -176,18 +177,18 @@ int print_memory(const AutodiffOptions& opts, const MemoryOptions& mem, std::ost
     for (const Row& r : rows) {
       if (r.infeasible) {
         out << fmt::format("{:<{}}  infeasible: the smallest peak found is {}\n", r.policy, width,
-                           memory::format_bytes(*r.infeasible));
+                           format_byte_size(*r.infeasible));
         continue;
       }
       out << fmt::format("{:<{}}  {:>10}  {:>10}  {:>15}", r.policy, width,
-                         memory::format_bytes(r.model.residual_bytes),
-                         memory::format_bytes(r.model.peak_bytes), flops(r.model.recompute_flops));
+                         format_byte_size(r.model.residual_bytes),
+                         format_byte_size(r.model.peak_bytes), flops(r.model.recompute_flops));
       if (mem.timing && r.solve_ms >= 0)
         out << fmt::format("  {:.1f} ms{}", r.solve_ms, r.exact ? "" : " (greedy)");
       out << "\n";
     }
     out << fmt::format("arguments: {} (in every peak)\n",
-                       memory::format_bytes(rows.front().model.argument_bytes));
+                       format_byte_size(rows.front().model.argument_bytes));
     return kOk;
   });
 }
