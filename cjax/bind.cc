@@ -6,6 +6,7 @@
 #include "cjax/frame.h"
 #include "ir/errors.h"
 #include "ir/rules/registry.h"
+#include "passes/lax/emitter.h"
 #include "runtime/interpreter.h"
 
 namespace cjax {
@@ -39,15 +40,6 @@ namespace {
 
 bool is_convert(const Primitive& p) {
   return p.name == "convert_element_type";
-}
-
-// JAX's forwarding rules: the op is the identity on its operand.
-bool forwards(const Primitive& prim, std::span<const Array> in, const ShapedArray& out) {
-  if (in.size() != 1) return false;
-  const ShapedArray& a = in[0].aval();
-  if (is_convert(prim)) return a.dtype == out.dtype && a.weak_type == out.weak_type;
-  if (prim.name == "broadcast_in_dim") return a.shape == out.shape;
-  return false;
 }
 
 // JAX constant-folds convert_element_type of a Python scalar: the result is a new constant.
@@ -100,7 +92,8 @@ std::vector<Array> bind(const Primitive& prim, std::span<const Array> inputs, Pa
     }
     std::vector<ShapedArray> out_avals = infer_avals(prim, in_avals, params);
 
-    if (out_avals.size() == 1 && forwards(prim, inputs, out_avals[0])) return {inputs[0]};
+    if (out_avals.size() == 1 && lax_ops::forwards(prim, in_avals, out_avals[0]))
+      return {inputs[0]};
     if (is_convert(prim) && inputs.size() == 1 && inputs[0].is_python_scalar())
       return {fold_convert(inputs[0], out_avals[0])};
 

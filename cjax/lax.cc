@@ -2,29 +2,30 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <numeric>
 #include <set>
 
 #include "cjax/bind.h"
 #include "cjax/numpy.h"
+#include "cjax/trace_emitter.h"
 #include "ir/errors.h"
+#include "passes/lax/lax.h"
 
+// Each function is the lax library's (passes/lax/lax.h) over a TraceEmitter at the caller's
+// location; only the argument checks that name that location are written here.
 namespace cjax::lax {
 namespace {
 
-Array unary(std::string_view name, const Array& x, const SourceInfo& src) {
-  return bind1(name, {x}, {}, src);
-}
-Array unary_acc(std::string_view name, const Array& x, const SourceInfo& src) {
-  return bind1(name, {x}, {{"accuracy", NoneParam{}}}, src);
-}
-Array binary(std::string_view name, const Array& x, const Array& y, const SourceInfo& src) {
-  return bind1(name, {x, y}, {}, src);
-}
-
 std::string ints_text(const std::vector<int64_t>& xs) {
   return shape_str(xs);
+}
+
+// lax.full's check, which full_like reaches too.
+void check_scalar_fill(const Array& fill_value, const SourceInfo& src) {
+  if (fill_value.ndim() != 0)
+    throw_type_error(src, fmt::format("full must be called with scalar fill_value, got "
+                                      "fill_value.shape {}",
+                                      shape_str(fill_value.shape())));
 }
 
 }  // namespace
@@ -37,222 +38,265 @@ int64_t canonicalize_axis(int64_t axis, int64_t rank, std::string_view op, const
 }
 
 Array convert_element_type(const Array& x, DType new_dtype, bool weak_type, SourceInfo src) {
-  if (x.dtype() == new_dtype && x.weak_type() == weak_type) return x;
-  return bind1("convert_element_type", {x},
-               {{"new_dtype", new_dtype}, {"weak_type", weak_type}, {"sharding", NoneParam{}}},
-               src);
+  TraceEmitter e(src);
+  return lax_ops::convert_element_type(e, x, new_dtype, weak_type);
 }
 
 Array neg(const Array& x, SourceInfo src) {
-  return unary("neg", x, src);
+  TraceEmitter e(src);
+  return lax_ops::neg(e, x);
 }
 Array sign(const Array& x, SourceInfo src) {
-  return unary("sign", x, src);
+  TraceEmitter e(src);
+  return lax_ops::sign(e, x);
 }
 Array abs(const Array& x, SourceInfo src) {
-  return unary("abs", x, src);
+  TraceEmitter e(src);
+  return lax_ops::abs(e, x);
 }
 Array floor(const Array& x, SourceInfo src) {
-  return unary("floor", x, src);
+  TraceEmitter e(src);
+  return lax_ops::floor(e, x);
 }
 Array ceil(const Array& x, SourceInfo src) {
-  return unary("ceil", x, src);
+  TraceEmitter e(src);
+  return lax_ops::ceil(e, x);
 }
 Array exp(const Array& x, SourceInfo src) {
-  return unary_acc("exp", x, src);
+  TraceEmitter e(src);
+  return lax_ops::exp(e, x);
 }
 Array exp2(const Array& x, SourceInfo src) {
-  return unary_acc("exp2", x, src);
+  TraceEmitter e(src);
+  return lax_ops::exp2(e, x);
 }
 Array expm1(const Array& x, SourceInfo src) {
-  return unary_acc("expm1", x, src);
+  TraceEmitter e(src);
+  return lax_ops::expm1(e, x);
 }
 Array log(const Array& x, SourceInfo src) {
-  return unary_acc("log", x, src);
+  TraceEmitter e(src);
+  return lax_ops::log(e, x);
 }
 Array log1p(const Array& x, SourceInfo src) {
-  return unary_acc("log1p", x, src);
+  TraceEmitter e(src);
+  return lax_ops::log1p(e, x);
 }
 Array sin(const Array& x, SourceInfo src) {
-  return unary_acc("sin", x, src);
+  TraceEmitter e(src);
+  return lax_ops::sin(e, x);
 }
 Array cos(const Array& x, SourceInfo src) {
-  return unary_acc("cos", x, src);
+  TraceEmitter e(src);
+  return lax_ops::cos(e, x);
 }
 Array tan(const Array& x, SourceInfo src) {
-  return unary_acc("tan", x, src);
+  TraceEmitter e(src);
+  return lax_ops::tan(e, x);
 }
 Array tanh(const Array& x, SourceInfo src) {
-  return unary_acc("tanh", x, src);
+  TraceEmitter e(src);
+  return lax_ops::tanh(e, x);
 }
 Array logistic(const Array& x, SourceInfo src) {
-  return unary_acc("logistic", x, src);
+  TraceEmitter e(src);
+  return lax_ops::logistic(e, x);
 }
 Array sqrt(const Array& x, SourceInfo src) {
-  return unary_acc("sqrt", x, src);
+  TraceEmitter e(src);
+  return lax_ops::sqrt(e, x);
 }
 Array rsqrt(const Array& x, SourceInfo src) {
-  return unary_acc("rsqrt", x, src);
+  TraceEmitter e(src);
+  return lax_ops::rsqrt(e, x);
 }
 Array cbrt(const Array& x, SourceInfo src) {
-  return unary_acc("cbrt", x, src);
+  TraceEmitter e(src);
+  return lax_ops::cbrt(e, x);
 }
 Array asin(const Array& x, SourceInfo src) {
-  return unary("asin", x, src);
+  TraceEmitter e(src);
+  return lax_ops::asin(e, x);
 }
 Array acos(const Array& x, SourceInfo src) {
-  return unary("acos", x, src);
+  TraceEmitter e(src);
+  return lax_ops::acos(e, x);
 }
 Array atan(const Array& x, SourceInfo src) {
-  return unary("atan", x, src);
+  TraceEmitter e(src);
+  return lax_ops::atan(e, x);
 }
 Array sinh(const Array& x, SourceInfo src) {
-  return unary("sinh", x, src);
+  TraceEmitter e(src);
+  return lax_ops::sinh(e, x);
 }
 Array cosh(const Array& x, SourceInfo src) {
-  return unary("cosh", x, src);
+  TraceEmitter e(src);
+  return lax_ops::cosh(e, x);
 }
 Array asinh(const Array& x, SourceInfo src) {
-  return unary("asinh", x, src);
+  TraceEmitter e(src);
+  return lax_ops::asinh(e, x);
 }
 Array acosh(const Array& x, SourceInfo src) {
-  return unary("acosh", x, src);
+  TraceEmitter e(src);
+  return lax_ops::acosh(e, x);
 }
 Array atanh(const Array& x, SourceInfo src) {
-  return unary("atanh", x, src);
+  TraceEmitter e(src);
+  return lax_ops::atanh(e, x);
 }
 Array erf(const Array& x, SourceInfo src) {
-  return unary("erf", x, src);
+  TraceEmitter e(src);
+  return lax_ops::erf(e, x);
 }
 Array erfc(const Array& x, SourceInfo src) {
-  return unary("erfc", x, src);
+  TraceEmitter e(src);
+  return lax_ops::erfc(e, x);
 }
 Array erf_inv(const Array& x, SourceInfo src) {
-  return unary("erf_inv", x, src);
+  TraceEmitter e(src);
+  return lax_ops::erf_inv(e, x);
 }
 Array stop_gradient(const Array& x, SourceInfo src) {
-  if (!is_floating(x.dtype())) return x;
-  return unary("stop_gradient", x, src);
+  TraceEmitter e(src);
+  return lax_ops::stop_gradient(e, x);
 }
 Array square(const Array& x, SourceInfo src) {
-  return unary("square", x, src);
+  TraceEmitter e(src);
+  return lax_ops::square(e, x);
 }
 Array bitwise_not(const Array& x, SourceInfo src) {
-  return unary("not", x, src);
+  TraceEmitter e(src);
+  return lax_ops::bitwise_not(e, x);
 }
 Array is_finite(const Array& x, SourceInfo src) {
-  return unary("is_finite", x, src);
+  TraceEmitter e(src);
+  return lax_ops::is_finite(e, x);
 }
 Array integer_pow(const Array& x, int64_t y, SourceInfo src) {
-  return bind1("integer_pow", {x}, {{"y", y}}, src);
+  TraceEmitter e(src);
+  return lax_ops::integer_pow(e, x, y);
 }
 
 Array add(const Array& x, const Array& y, SourceInfo src) {
-  return binary("add", x, y, src);
+  TraceEmitter e(src);
+  return lax_ops::add(e, x, y);
 }
 Array sub(const Array& x, const Array& y, SourceInfo src) {
-  return binary("sub", x, y, src);
+  TraceEmitter e(src);
+  return lax_ops::sub(e, x, y);
 }
 Array mul(const Array& x, const Array& y, SourceInfo src) {
-  return bind1("mul", {x, y}, {{"out_dtype", NoneParam{}}}, src);
+  TraceEmitter e(src);
+  return lax_ops::mul(e, x, y);
 }
 Array div(const Array& x, const Array& y, SourceInfo src) {
-  return binary("div", x, y, src);
+  TraceEmitter e(src);
+  return lax_ops::div(e, x, y);
 }
 Array rem(const Array& x, const Array& y, SourceInfo src) {
-  return binary("rem", x, y, src);
+  TraceEmitter e(src);
+  return lax_ops::rem(e, x, y);
 }
 Array pow(const Array& x, const Array& y, SourceInfo src) {
-  return binary("pow", x, y, src);
+  TraceEmitter e(src);
+  return lax_ops::pow(e, x, y);
 }
 Array max(const Array& x, const Array& y, SourceInfo src) {
-  return binary("max", x, y, src);
+  TraceEmitter e(src);
+  return lax_ops::max(e, x, y);
 }
 Array min(const Array& x, const Array& y, SourceInfo src) {
-  return binary("min", x, y, src);
+  TraceEmitter e(src);
+  return lax_ops::min(e, x, y);
 }
 Array atan2(const Array& x, const Array& y, SourceInfo src) {
-  return binary("atan2", x, y, src);
+  TraceEmitter e(src);
+  return lax_ops::atan2(e, x, y);
 }
 Array bitwise_and(const Array& x, const Array& y, SourceInfo src) {
-  return binary("and", x, y, src);
+  TraceEmitter e(src);
+  return lax_ops::bitwise_and(e, x, y);
 }
 Array bitwise_or(const Array& x, const Array& y, SourceInfo src) {
-  return binary("or", x, y, src);
+  TraceEmitter e(src);
+  return lax_ops::bitwise_or(e, x, y);
 }
 Array bitwise_xor(const Array& x, const Array& y, SourceInfo src) {
-  return binary("xor", x, y, src);
+  TraceEmitter e(src);
+  return lax_ops::bitwise_xor(e, x, y);
 }
 Array shift_left(const Array& x, const Array& y, SourceInfo src) {
-  return binary("shift_left", x, y, src);
+  TraceEmitter e(src);
+  return lax_ops::shift_left(e, x, y);
 }
 Array shift_right_logical(const Array& x, const Array& y, SourceInfo src) {
-  return binary("shift_right_logical", x, y, src);
+  TraceEmitter e(src);
+  return lax_ops::shift_right_logical(e, x, y);
 }
 Array shift_right_arithmetic(const Array& x, const Array& y, SourceInfo src) {
-  return binary("shift_right_arithmetic", x, y, src);
+  TraceEmitter e(src);
+  return lax_ops::shift_right_arithmetic(e, x, y);
 }
 Array population_count(const Array& x, SourceInfo src) {
-  return unary("population_count", x, src);
+  TraceEmitter e(src);
+  return lax_ops::population_count(e, x);
 }
 Array bitcast_convert_type(const Array& x, DType new_dtype, SourceInfo src) {
-  return bind1("bitcast_convert_type", {x}, {{"new_dtype", new_dtype}}, src);
+  TraceEmitter e(src);
+  return lax_ops::bitcast_convert_type(e, x, new_dtype);
 }
 Array eq(const Array& x, const Array& y, SourceInfo src) {
-  return binary("eq", x, y, src);
+  TraceEmitter e(src);
+  return lax_ops::eq(e, x, y);
 }
 Array ne(const Array& x, const Array& y, SourceInfo src) {
-  return binary("ne", x, y, src);
+  TraceEmitter e(src);
+  return lax_ops::ne(e, x, y);
 }
 Array lt(const Array& x, const Array& y, SourceInfo src) {
-  return binary("lt", x, y, src);
+  TraceEmitter e(src);
+  return lax_ops::lt(e, x, y);
 }
 Array le(const Array& x, const Array& y, SourceInfo src) {
-  return binary("le", x, y, src);
+  TraceEmitter e(src);
+  return lax_ops::le(e, x, y);
 }
 Array gt(const Array& x, const Array& y, SourceInfo src) {
-  return binary("gt", x, y, src);
+  TraceEmitter e(src);
+  return lax_ops::gt(e, x, y);
 }
 Array ge(const Array& x, const Array& y, SourceInfo src) {
-  return binary("ge", x, y, src);
+  TraceEmitter e(src);
+  return lax_ops::ge(e, x, y);
 }
 
 Array select_n(const Array& which, std::span<const Array> cases, SourceInfo src) {
   if (cases.empty()) throw_type_error(src, "select_n: at least one case is required");
-  std::vector<Array> ins{which};
-  ins.insert(ins.end(), cases.begin(), cases.end());
-  return bind1("select_n", ins, {}, src);
+  TraceEmitter e(src);
+  return lax_ops::select_n(e, which, std::vector<Array>(cases.begin(), cases.end()));
 }
 
 Array select(const Array& pred, const Array& on_true, const Array& on_false, SourceInfo src) {
-  Array cases[] = {on_false, on_true};
-  return select_n(pred, cases, src);
+  TraceEmitter e(src);
+  return lax_ops::select(e, pred, on_true, on_false);
 }
 
 Array broadcast_in_dim(const Array& x, const Shape& shape, const std::vector<int64_t>& dims,
                        SourceInfo src) {
-  // JAX returns an Array operand unchanged when nothing is to be done (not a Python scalar).
-  if (x.ndim() == static_cast<int64_t>(shape.size()) && dims.empty() && !x.is_python_scalar())
-    return x;
-  return bind1("broadcast_in_dim", {x},
-               {{"shape", ParamValue::ints(shape)},
-                {"broadcast_dimensions", ParamValue::ints(dims)},
-                {"sharding", NoneParam{}}},
-               src);
+  TraceEmitter e(src);
+  return lax_ops::broadcast_in_dim(e, x, shape, dims);
 }
 
 Array broadcast(const Array& x, const Shape& sizes, SourceInfo src) {
-  if (sizes.empty()) return x;
-  std::vector<int64_t> dims(x.ndim());
-  std::iota(dims.begin(), dims.end(), static_cast<int64_t>(sizes.size()));
-  Shape shape = sizes;
-  shape.insert(shape.end(), x.shape().begin(), x.shape().end());
-  return broadcast_in_dim(x, shape, dims, src);
+  TraceEmitter e(src);
+  return lax_ops::broadcast(e, x, sizes);
 }
 
 Array broadcast_to_rank(const Array& x, int64_t rank, SourceInfo src) {
-  if (x.ndim() == rank) return x;
-  return broadcast(x, Shape(static_cast<size_t>(rank - x.ndim()), 1), src);
+  TraceEmitter e(src);
+  return lax_ops::broadcast_to_rank(e, x, rank);
 }
 
 Array broadcast_to(const Array& x, const Shape& shape, SourceInfo src) {
@@ -275,36 +319,20 @@ Array broadcast_to(const Array& x, const Shape& shape, SourceInfo src) {
 
 Array reshape(const Array& x, const Shape& new_sizes,
               std::optional<std::vector<int64_t>> dimensions, SourceInfo src) {
-  bool same_dims = true;
-  if (dimensions) {
-    for (size_t i = 0; i < dimensions->size(); ++i)
-      same_dims = same_dims && (*dimensions)[i] == static_cast<int64_t>(i);
-    same_dims = same_dims && static_cast<int64_t>(dimensions->size()) == x.ndim();
-  }
-  if (x.ndim() > 0 && x.shape() == new_sizes && same_dims && !x.is_python_scalar()) return x;
-  ParamValue dims_param =
-      !dimensions || same_dims ? ParamValue(NoneParam{}) : ParamValue::ints(*dimensions);
-  return bind1("reshape", {x},
-               {{"new_sizes", ParamValue::ints(new_sizes)},
-                {"dimensions", dims_param},
-                {"sharding", NoneParam{}}},
-               src);
+  TraceEmitter e(src);
+  return lax_ops::reshape(e, x, new_sizes, dimensions);
 }
 
 Array transpose(const Array& x, const std::vector<int64_t>& permutation, SourceInfo src) {
-  bool identity = static_cast<int64_t>(permutation.size()) == x.ndim();
-  for (size_t i = 0; identity && i < permutation.size(); ++i)
-    identity = permutation[i] == static_cast<int64_t>(i);
-  if (identity && !x.is_python_scalar()) return x;
-  return bind1("transpose", {x}, {{"permutation", ParamValue::ints(permutation)}}, src);
+  TraceEmitter e(src);
+  return lax_ops::transpose(e, x, permutation);
 }
 
 Array squeeze(const Array& x, const std::vector<int64_t>& dimensions, SourceInfo src) {
   std::vector<int64_t> dims;
   for (int64_t d : dimensions) dims.push_back(canonicalize_axis(d, x.ndim(), "squeeze", src));
-  std::sort(dims.begin(), dims.end());
-  if (dims.empty() && !x.is_python_scalar()) return x;
-  return bind1("squeeze", {x}, {{"dimensions", ParamValue::ints(dims)}}, src);
+  TraceEmitter e(src);
+  return lax_ops::squeeze(e, x, std::move(dims));
 }
 
 Array expand_dims(const Array& x, const std::vector<int64_t>& dimensions, SourceInfo src) {
@@ -315,61 +343,46 @@ Array expand_dims(const Array& x, const std::vector<int64_t>& dimensions, Source
     if (!dims.insert(c).second)
       throw_type_error(src, fmt::format("expand_dims: repeated axis in {}", ints_text(dimensions)));
   }
-  Shape shape = x.shape();
-  for (int64_t d : dims) shape.insert(shape.begin() + d, 1);
-  std::vector<int64_t> bdims;
-  for (int64_t i = 0; i < ndim_out; ++i)
-    if (!dims.count(i)) bdims.push_back(i);
-  return broadcast_in_dim(x, shape, bdims, src);
+  TraceEmitter e(src);
+  return lax_ops::expand_dims(e, x, std::vector<int64_t>(dims.begin(), dims.end()));
 }
 
 Array concatenate(std::span<const Array> operands, int64_t dimension, SourceInfo src) {
   if (operands.empty())
     throw_type_error(src, "concatenate: requires a non-empty sequence of arrays");
-  if (operands.size() == 1 && !operands[0].is_python_scalar()) return operands[0];
-  return bind1("concatenate", operands, {{"dimension", dimension}}, src);
+  TraceEmitter e(src);
+  return lax_ops::concatenate(e, std::vector<Array>(operands.begin(), operands.end()), dimension);
 }
 
 Array broadcasted_iota(DType dtype, const Shape& shape, int64_t dimension, SourceInfo src) {
-  return bind1("iota", std::span<const Array>(),
-               {{"dtype", dtype},
-                {"shape", ParamValue::ints(shape)},
-                {"dimension", dimension},
-                {"sharding", NoneParam{}}},
-               src);
+  TraceEmitter e(src);
+  return lax_ops::broadcasted_iota(e, dtype, shape, dimension);
 }
 
 Array iota(DType dtype, int64_t size, SourceInfo src) {
-  return broadcasted_iota(dtype, Shape{size}, 0, src);
+  TraceEmitter e(src);
+  return lax_ops::iota(e, dtype, size);
 }
 
 Array full(const Shape& shape, const Array& fill_value, std::optional<DType> dtype,
            SourceInfo src) {
-  if (fill_value.ndim() != 0)
-    throw_type_error(src, fmt::format("full must be called with scalar fill_value, got "
-                                      "fill_value.shape {}",
-                                      shape_str(fill_value.shape())));
-  bool weak = dtype ? false : fill_value.weak_type();
-  Array fill = convert_element_type(fill_value, dtype.value_or(fill_value.dtype()), weak, src);
-  return broadcast(fill, shape, src);
+  check_scalar_fill(fill_value, src);
+  TraceEmitter e(src);
+  return lax_ops::full(e, shape, fill_value, dtype);
 }
 
 Array full_like(const Array& x, const Array& fill_value, std::optional<DType> dtype,
                 std::optional<Shape> shape, SourceInfo src) {
-  bool weak = !dtype && x.weak_type();
-  DType t = dtype.value_or(x.dtype());
-  return full(shape.value_or(x.shape()), convert_element_type(fill_value, t, weak, src),
-              std::nullopt, src);
+  check_scalar_fill(fill_value, src);
+  TraceEmitter e(src);
+  return lax_ops::full_like(e, x, fill_value, dtype, std::move(shape));
 }
 
 Array slice(const Array& x, const std::vector<int64_t>& start_indices,
             const std::vector<int64_t>& limit_indices, std::optional<std::vector<int64_t>> strides,
             SourceInfo src) {
-  return bind1("slice", {x},
-               {{"start_indices", ParamValue::ints(start_indices)},
-                {"limit_indices", ParamValue::ints(limit_indices)},
-                {"strides", strides ? ParamValue::ints(*strides) : ParamValue(NoneParam{})}},
-               src);
+  TraceEmitter e(src);
+  return lax_ops::slice(e, x, start_indices, limit_indices, strides);
 }
 
 Array dynamic_slice(const Array& x, std::span<const Array> start_indices,
@@ -379,73 +392,72 @@ Array dynamic_slice(const Array& x, std::span<const Array> start_indices,
                                       "of operand dimensions ({} vs {})",
                                       start_indices.size(), shape_str(x.shape())));
   // jax.lax.slicing._dynamic_slice_indices: negative indices count from the end.
-  std::vector<Array> ins{x};
+  std::vector<Array> starts;
   for (size_t k = 0; k < start_indices.size(); ++k) {
     const Array& i = start_indices[k];
     int64_t d = x.shape()[k];
     if (is_unsigned_integer(i.dtype())) {
-      ins.push_back(i);
+      starts.push_back(i);
     } else if (i.is_python_scalar() && i.weak_type()) {
       // A C++ integer (JAX: a Python int) is normalised on the host.
       int64_t v = static_cast<int64_t>(i.item());
-      ins.push_back(convert_element_type(Array(v < 0 ? v + d : v), i.dtype(), false, src));
+      starts.push_back(convert_element_type(Array(v < 0 ? v + d : v), i.dtype(), false, src));
     } else {
       Array d_arr = convert_element_type(Array(d), i.dtype(), false, src);
       Array pred = numpy::less(i, 0, src);
-      ins.push_back(select(pred, numpy::add(i, d_arr, src), i, src));
+      starts.push_back(select(pred, numpy::add(i, d_arr, src), i, src));
     }
   }
-  return bind1("dynamic_slice", ins, {{"slice_sizes", ParamValue::ints(slice_sizes)}}, src);
+  TraceEmitter e(src);
+  return lax_ops::dynamic_slice(e, x, starts, slice_sizes);
 }
 
 Array reduce_sum(const Array& x, const std::vector<int64_t>& axes, SourceInfo src) {
-  return bind1("reduce_sum", {x}, {{"axes", ParamValue::ints(axes)}, {"out_sharding", NoneParam{}}},
-               src);
+  TraceEmitter e(src);
+  return lax_ops::reduce_sum(e, x, axes);
 }
 Array reduce_max(const Array& x, const std::vector<int64_t>& axes, SourceInfo src) {
-  return bind1("reduce_max", {x}, {{"axes", ParamValue::ints(axes)}, {"out_sharding", NoneParam{}}},
-               src);
+  TraceEmitter e(src);
+  return lax_ops::reduce_max(e, x, axes);
 }
 Array reduce_min(const Array& x, const std::vector<int64_t>& axes, SourceInfo src) {
-  return bind1("reduce_min", {x}, {{"axes", ParamValue::ints(axes)}, {"out_sharding", NoneParam{}}},
-               src);
+  TraceEmitter e(src);
+  return lax_ops::reduce_min(e, x, axes);
 }
 Array reduce_prod(const Array& x, const std::vector<int64_t>& axes, SourceInfo src) {
-  return bind1("reduce_prod", {x}, {{"axes", ParamValue::ints(axes)}}, src);
+  TraceEmitter e(src);
+  return lax_ops::reduce_prod(e, x, axes);
 }
 Array argmax(const Array& x, int64_t axis, DType index_dtype, SourceInfo src) {
-  return bind1("argmax", {x}, {{"axes", ParamValue::ints({axis})}, {"index_dtype", index_dtype}},
-               src);
+  TraceEmitter e(src);
+  return lax_ops::argmax(e, x, axis, index_dtype);
 }
 Array argmin(const Array& x, int64_t axis, DType index_dtype, SourceInfo src) {
-  return bind1("argmin", {x}, {{"axes", ParamValue::ints({axis})}, {"index_dtype", index_dtype}},
-               src);
+  TraceEmitter e(src);
+  return lax_ops::argmin(e, x, axis, index_dtype);
 }
 
 std::vector<Array> sort(const std::vector<Array>& operands, int64_t dimension, bool is_stable,
                         int64_t num_keys, SourceInfo src) {
   if (operands.empty()) throw_type_error(src, "sort: no operands to sort");
   dimension = canonicalize_axis(dimension, operands[0].ndim(), "sort", src);
-  return bind("sort", operands,
-              {{"dimension", dimension}, {"is_stable", is_stable}, {"num_keys", num_keys}}, src);
+  TraceEmitter e(src);
+  return lax_ops::sort(e, operands, dimension, is_stable, num_keys);
 }
 Array sort(const Array& x, int64_t dimension, bool is_stable, SourceInfo src) {
   return sort(std::vector<Array>{x}, dimension, is_stable, 1, src)[0];
 }
 Array rev(const Array& x, const std::vector<int64_t>& dimensions, SourceInfo src) {
-  return bind1("rev", {x}, {{"dimensions", ParamValue::ints(dimensions)}}, src);
+  TraceEmitter e(src);
+  return lax_ops::rev(e, x, dimensions);
 }
 
 Array dot_general(const Array& lhs, const Array& rhs, const DotDimensionNumbers& dims,
                   std::optional<DType> preferred_element_type, SourceInfo src) {
-  return bind1(
-      "dot_general", {lhs, rhs},
-      {{"dimension_numbers", dims.to_param()},
-       {"precision", NoneParam{}},
-       {"preferred_element_type",
-        preferred_element_type ? ParamValue(*preferred_element_type) : ParamValue(NoneParam{})},
-       {"out_sharding", NoneParam{}}},
-      src);
+  TraceEmitter e(src);
+  return lax_ops::dot_general(
+      e, lhs, rhs, dims,
+      preferred_element_type ? ParamValue(*preferred_element_type) : ParamValue(NoneParam{}));
 }
 
 }  // namespace cjax::lax

@@ -1,6 +1,7 @@
 // cjax::lax: one function per primitive, binding it with JAX's parameters (jax/_src/lax/lax.py,
-// slicing.py) and the same shortcuts (e.g. a transpose by the identity permutation is no op).
-// No dtype promotion or rank broadcasting happens here; cjax::numpy adds those.
+// slicing.py) and the same shortcuts (e.g. a transpose by the identity permutation is no op):
+// the lax library the autodiff rules use too (passes/lax/lax.h), over Arrays, with the caller's
+// source location. No dtype promotion or rank broadcasting happens here; cjax::numpy adds those.
 #pragma once
 
 #include <cstdint>

@@ -7,7 +7,7 @@
 
 #include "ir/errors.h"
 #include "ir/primitive.h"
-#include "passes/ad_rules/ops.h"
+#include "passes/lax/lax.h"
 #include "passes/primitive_rules.h"
 
 namespace cjax {
@@ -83,7 +83,8 @@ JvpJaxpr jvp_jaxpr(const Jaxpr& jaxpr, const std::vector<bool>& nonzero, bool in
   JvpJaxpr result;
   for (const Atom& o : jaxpr.outvars) {
     Tangent t = tangent(o);
-    if (!t && instantiate) t = ad::zeros_like_aval(b, ShapedArray(o.aval().dtype, o.aval().shape));
+    if (!t && instantiate)
+      t = lax_ops::zeros_like_aval(b, ShapedArray(o.aval().dtype, o.aval().shape));
     result.out_nonzero.push_back(t.has_value());
     if (t) outvars.push_back(*t);
   }

@@ -8,7 +8,7 @@
 
 #include "ir/errors.h"
 #include "ir/primitive.h"
-#include "passes/ad_rules/ops.h"
+#include "passes/lax/lax.h"
 #include "passes/partial_eval.h"
 #include "passes/primitive_rules.h"
 
@@ -43,7 +43,7 @@ Jaxpr transpose_linear(const Jaxpr& jaxpr, const std::vector<bool>& linear,
     if (it == ct_env.end())
       ct_env.emplace(v, ct);
     else
-      it->second = ad::add_any(b, it->second, ct);
+      it->second = lax_ops::add_any(b, it->second, ct);
   };
 
   std::vector<Var> ct_invars;
@@ -86,9 +86,9 @@ Jaxpr transpose_linear(const Jaxpr& jaxpr, const std::vector<bool>& linear,
     }
     auto found = ct_env.find(v);
     if (ct_is_zero) ct_is_zero->push_back(found == ct_env.end());
-    outvars.push_back(found != ct_env.end()
-                          ? found->second
-                          : ad::zeros_like_aval(b, ShapedArray(v.aval().dtype, v.aval().shape)));
+    outvars.push_back(found != ct_env.end() ? found->second
+                                            : lax_ops::zeros_like_aval(
+                                                  b, ShapedArray(v.aval().dtype, v.aval().shape)));
   }
   invars.insert(invars.end(), ct_invars.begin(), ct_invars.end());
   return b.build(std::move(invars), std::move(outvars), jaxpr.constvars, jaxpr.consts);

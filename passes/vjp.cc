@@ -7,9 +7,9 @@
 #include <unordered_set>
 
 #include "ir/errors.h"
-#include "passes/ad_rules/ops.h"
 #include "passes/dce.h"
 #include "passes/jvp.h"
+#include "passes/lax/lax.h"
 #include "passes/memory/budget_plan.h"
 #include "passes/memory/save_set.h"
 #include "passes/partial_eval.h"
@@ -116,7 +116,7 @@ Jaxpr widen_backward(Jaxpr bwd_nz, size_t num_residuals, const Jaxpr& primal,
     if (lin.in_differentiable[i])
       outvars.push_back(bwd_nz.outvars[next_out++]);
     else
-      outvars.push_back(ad::zeros_like_aval(b, strong(primal.invars[i].aval())));
+      outvars.push_back(lax_ops::zeros_like_aval(b, strong(primal.invars[i].aval())));
   }
   return b.build(std::move(invars), std::move(outvars), bwd_nz.constvars, bwd_nz.consts);
 }

@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <numeric>
 
-#include "ir/lax_params.h"
 #include "passes/ad_rules/helpers.h"
 #include "passes/ad_rules/register.h"
 #include "passes/primitive_rules.h"
@@ -55,12 +54,11 @@ Atom transpose_lhs(JaxprBuilder& b, const Atom& g, const ShapedArray& x, const A
   for (int64_t i : by_y) unsorted.push_back(dn.lhs_contract[size_t(i)]);
   const ParamValue* precision = params.find("precision");
   const ParamValue* preferred = params.find("preferred_element_type");
-  Atom out = b.emit1("dot_general", {g, y},
-                     lax_params::dot_general(dims, preferred ? *preferred : ParamValue(NoneParam{}),
-                                             precision ? *precision : ParamValue(NoneParam{})));
-  Atom x_bar = ad::transpose(b, out, argsort(unsorted));
+  Atom out = lax_ops::dot_general(b, g, y, dims, preferred ? *preferred : ParamValue(NoneParam{}),
+                                  precision ? *precision : ParamValue(NoneParam{}));
+  Atom x_bar = lax_ops::transpose(b, out, argsort(unsorted));
   if (x_bar.aval().dtype != x.dtype)
-    x_bar = ad::convert_element_type(b, x_bar, x.dtype, x.weak_type);
+    x_bar = lax_ops::convert_element_type(b, x_bar, x.dtype, x.weak_type);
   return x_bar;
 }
 

@@ -9,6 +9,7 @@ namespace cjax {
 namespace {
 
 using namespace ad;
+using namespace lax_ops;
 using Primals = std::span<const Atom>;
 
 // add / sub jvp: a single nonzero tangent passes through, broadcast to the output shape.
@@ -59,7 +60,7 @@ Atom balanced_eq(JaxprBuilder& b, const Atom& x, const Atom& z, const Atom& y) {
 
 // JAX's _replace_zero(x): x with zeros replaced by ones.
 Atom replace_zero(JaxprBuilder& b, const Atom& x) {
-  Atom is_zero = eq(b, x, const_like(x, 0.0));
+  Atom is_zero = eq(b, x, const_like(b, x, 0.0));
   Atom ones = full_like(b, x, 1.0);
   return select(b, is_zero, ones, x);
 }
@@ -72,7 +73,7 @@ Atom pow_int_jac(JaxprBuilder& b, Atom x, Atom y) {
     x = maybe_broadcast(b, shape, x);
     y = maybe_broadcast(b, shape, y);
   }
-  Atom y_is_zero = eq(b, y, const_like(y, 0.0));
+  Atom y_is_zero = eq(b, y, const_like(b, y, 0.0));
   Atom zeros = full_like(b, y, 0.0);
   Atom safe_y = replace_zero(b, y);
   Atom ones = full_like(b, y, 1.0);
@@ -110,11 +111,11 @@ Atom integer_pow_jvp(JaxprBuilder& b, const Atom& g, Primals p, const Eqn& e) {
   if (y == 0) return full_like(b, g, 0.0);
   if (y == 1) return g;
   if (y == 2) {
-    Atom two_x = mul(b, const_like(x, double(y)), x);
+    Atom two_x = mul(b, const_like(b, x, double(y)), x);
     return mul(b, g, two_x);
   }
   Atom x_pow = integer_pow(b, x, y - 1);
-  Atom scaled = mul(b, const_like(x, double(y)), x_pow);
+  Atom scaled = mul(b, const_like(b, x, double(y)), x_pow);
   return mul(b, g, scaled);
 }
 
@@ -214,27 +215,27 @@ void register_arithmetic_ad_rules() {
   defjvp_zero("sign");
 
   defjvp2("abs", {[](JaxprBuilder& b, const Atom& g, const Atom&, Primals p, const Eqn&) {
-            Atom nonneg = ge(b, p[0], zero_like(p[0]));
+            Atom nonneg = ge(b, p[0], zero_like(b, p[0]));
             Atom neg_g = neg(b, g);
             return select(b, nonneg, g, neg_g);
           }});
 
   defjvp2("square", {[](JaxprBuilder& b, const Atom& g, const Atom&, Primals p, const Eqn&) {
-            Atom two_x = mul(b, const_like(p[0], 2.0), p[0]);
+            Atom two_x = mul(b, const_like(b, p[0], 2.0), p[0]);
             return mul(b, g, two_x);
           }});
   defjvp2("sqrt", {[](JaxprBuilder& b, const Atom& g, const Atom& ans, Primals p, const Eqn&) {
-            Atom q = div(b, const_like(p[0], 0.5), ans);
+            Atom q = div(b, const_like(b, p[0], 0.5), ans);
             return mul(b, g, q);
           }});
   defjvp2("rsqrt", {[](JaxprBuilder& b, const Atom& g, const Atom& ans, Primals p, const Eqn&) {
             Atom q = div(b, ans, p[0]);
-            Atom s = mul(b, const_like(p[0], -0.5), q);
+            Atom s = mul(b, const_like(b, p[0], -0.5), q);
             return mul(b, g, s);
           }});
   defjvp2("cbrt", {[](JaxprBuilder& b, const Atom& g, const Atom& ans, Primals p, const Eqn&) {
             Atom inv_sq = integer_pow(b, ans, -2);
-            Atom s = mul(b, const_like(p[0], 1.0 / 3.0), inv_sq);
+            Atom s = mul(b, const_like(b, p[0], 1.0 / 3.0), inv_sq);
             return mul(b, g, s);
           }});
 

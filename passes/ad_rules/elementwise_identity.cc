@@ -13,6 +13,7 @@ namespace cjax {
 namespace {
 
 using namespace ad;
+using namespace lax_ops;
 
 // The entries of a per-operand list param at `indices` (the param as it is when it is not a
 // tuple or list).
@@ -84,7 +85,7 @@ std::vector<Cotangent> device_put_transpose(const TransposeRuleArgs& a) {
 
 void register_identity_ad_rules() {
   deflinear("copy", [](const TransposeRuleArgs& a) {
-    return std::vector<Cotangent>{unop(a.b, "copy", *a.cts[0])};
+    return std::vector<Cotangent>{unary(a.b, "copy", *a.cts[0])};
   });
   deflinear("reduce_precision", [](const TransposeRuleArgs& a) {
     return std::vector<Cotangent>{a.b.emit1("reduce_precision", {*a.cts[0]}, a.eqn.params)};

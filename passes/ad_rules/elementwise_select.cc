@@ -18,10 +18,10 @@ void register_select_ad_rules() {
         break;
       }
     if (!first) return {std::nullopt};
-    Atom z = ad::full_like(a.b, **first, 0.0);
+    Atom z = lax_ops::full_like(a.b, **first, 0.0);
     std::vector<Atom> ts;
     for (const Tangent& t : cases) ts.push_back(t ? *t : z);
-    return {ad::select_n(a.b, a.primals[0], ts)};
+    return {lax_ops::select_n(a.b, a.primals[0], ts)};
   };
 
   // Each linear case gets the cotangent where it was selected and zeros elsewhere.
@@ -32,20 +32,20 @@ void register_select_ad_rules() {
     const Atom& which = a.args[0].value;
     size_t n = a.args.size() - 1;
     std::vector<Cotangent> cts(a.args.size());
-    Atom zeros = ad::full_like(a.b, ct, 0.0);
+    Atom zeros = lax_ops::full_like(a.b, ct, 0.0);
     if (which.aval().dtype == DType::bool_) {
       if (n == 1) {
         if (a.args[1].linear) cts[1] = ct;
         return cts;
       }
-      if (a.args[1].linear) cts[1] = ad::select(a.b, which, zeros, ct);
-      if (a.args[2].linear) cts[2] = ad::select(a.b, which, ct, zeros);
+      if (a.args[1].linear) cts[1] = lax_ops::select(a.b, which, zeros, ct);
+      if (a.args[2].linear) cts[2] = lax_ops::select(a.b, which, ct, zeros);
       return cts;
     }
     for (size_t i = 0; i < n; ++i) {
       if (!a.args[i + 1].linear) continue;
-      Atom hit = ad::eq(a.b, which, ad::const_like(which, double(i)));
-      cts[i + 1] = ad::select(a.b, hit, ct, zeros);
+      Atom hit = lax_ops::eq(a.b, which, lax_ops::const_like(a.b, which, double(i)));
+      cts[i + 1] = lax_ops::select(a.b, hit, ct, zeros);
     }
     return cts;
   };

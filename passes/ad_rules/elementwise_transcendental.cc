@@ -12,6 +12,7 @@ namespace cjax {
 namespace {
 
 using namespace ad;
+using namespace lax_ops;
 using Primals = std::span<const Atom>;
 
 void def1(std::string_view prim,
@@ -36,42 +37,42 @@ Atom erf_like(JaxprBuilder& b, const Atom& g, const Atom& x, double c) {
   Atom n = neg(b, sq);
   Atom e = exp(b, n);
   Atom ge = mul(b, g, e);
-  return mul(b, const_like(x, c), ge);
+  return mul(b, const_like(b, x, c), ge);
 }
 
 }  // namespace
 
 void register_transcendental_ad_rules() {
   def1("sin", [](JaxprBuilder& b, const Atom& g, const Atom& x, const Eqn& e) {
-    Atom c = unop_acc(b, "cos", x, accuracy_of(e));
+    Atom c = cos(b, x, accuracy_of(e));
     return mul(b, g, c);
   });
   def1("cos", [](JaxprBuilder& b, const Atom& g, const Atom& x, const Eqn& e) {
-    Atom s = unop_acc(b, "sin", x, accuracy_of(e));
+    Atom s = sin(b, x, accuracy_of(e));
     Atom gs = mul(b, g, s);
     return neg(b, gs);
   });
   def1_ans("tan", [](JaxprBuilder& b, const Atom& g, const Atom& ans, const Atom& x, const Eqn&) {
     Atom sq = square(b, ans);
-    Atom s = add(b, const_like(x, 1.0), sq);
+    Atom s = add(b, const_like(b, x, 1.0), sq);
     return mul(b, g, s);
   });
   def1("asin", [](JaxprBuilder& b, const Atom& g, const Atom& x, const Eqn&) {
     Atom sq = square(b, x);
-    Atom d = sub(b, const_like(x, 1.0), sq);
-    Atom r = unop_acc(b, "rsqrt", d);
+    Atom d = sub(b, const_like(b, x, 1.0), sq);
+    Atom r = rsqrt(b, d);
     return mul(b, g, r);
   });
   def1("acos", [](JaxprBuilder& b, const Atom& g, const Atom& x, const Eqn&) {
     Atom sq = square(b, x);
-    Atom d = sub(b, const_like(x, 1.0), sq);
-    Atom r = unop_acc(b, "rsqrt", d);
+    Atom d = sub(b, const_like(b, x, 1.0), sq);
+    Atom r = rsqrt(b, d);
     Atom n = neg(b, r);
     return mul(b, g, n);
   });
   def1("atan", [](JaxprBuilder& b, const Atom& g, const Atom& x, const Eqn&) {
     Atom sq = square(b, x);
-    Atom d = add(b, const_like(x, 1.0), sq);
+    Atom d = add(b, const_like(b, x, 1.0), sq);
     return div(b, g, d);
   });
   defjvp("atan2", {[](JaxprBuilder& b, const Atom& g, Primals p, const Eqn&) {
@@ -90,29 +91,29 @@ void register_transcendental_ad_rules() {
                      return mul(b, g, q);
                    }});
   def1("sinh", [](JaxprBuilder& b, const Atom& g, const Atom& x, const Eqn&) {
-    Atom c = unop(b, "cosh", x);
+    Atom c = cosh(b, x);
     return mul(b, g, c);
   });
   def1("cosh", [](JaxprBuilder& b, const Atom& g, const Atom& x, const Eqn&) {
-    Atom s = unop(b, "sinh", x);
+    Atom s = sinh(b, x);
     return mul(b, g, s);
   });
   def1("asinh", [](JaxprBuilder& b, const Atom& g, const Atom& x, const Eqn&) {
     Atom sq = square(b, x);
-    Atom s = add(b, sq, one_like(x));
-    Atom r = unop_acc(b, "rsqrt", s);
+    Atom s = add(b, sq, one_like(b, x));
+    Atom r = rsqrt(b, s);
     return mul(b, g, r);
   });
   def1("acosh", [](JaxprBuilder& b, const Atom& g, const Atom& x, const Eqn&) {
     Atom sq = square(b, x);
-    Atom s = sub(b, sq, one_like(x));
-    Atom r = unop_acc(b, "rsqrt", s);
+    Atom s = sub(b, sq, one_like(b, x));
+    Atom r = rsqrt(b, s);
     return mul(b, g, r);
   });
   def1("atanh", [](JaxprBuilder& b, const Atom& g, const Atom& x, const Eqn&) {
-    Atom s = add(b, one_like(x), x);
+    Atom s = add(b, one_like(b, x), x);
     Atom r = reciprocal(b, s);
-    Atom d = sub(b, one_like(x), x);
+    Atom d = sub(b, one_like(b, x), x);
     Atom q = div(b, g, d);
     return mul(b, r, q);
   });
@@ -121,7 +122,7 @@ void register_transcendental_ad_rules() {
     return mul(b, g, ans);
   });
   def1_ans("exp2", [](JaxprBuilder& b, const Atom& g, const Atom& ans, const Atom& x, const Eqn&) {
-    Atom ln2 = log(b, const_like(x, 2.0));
+    Atom ln2 = log(b, const_like(b, x, 2.0));
     Atom ga = mul(b, g, ans);
     return mul(b, ln2, ga);
   });
@@ -133,38 +134,38 @@ void register_transcendental_ad_rules() {
                Atom ex = exp(b, x, accuracy_of(e));
                return mul(b, g, ex);
              }
-             Atom s = add(b, ans, one_like(ans));
+             Atom s = add(b, ans, one_like(b, ans));
              return mul(b, g, s);
            });
   def1("log1p", [](JaxprBuilder& b, const Atom& g, const Atom& x, const Eqn&) {
-    Atom s = add(b, x, one_like(x));
+    Atom s = add(b, x, one_like(b, x));
     return div(b, g, s);
   });
   def1_ans("tanh",
            [](JaxprBuilder& b, const Atom& g, const Atom& ans, const Atom& x, const Eqn& e) {
              if (accuracy_is_highest(e)) {
-               Atom x2 = mul(b, const_like(x, 2.0), x);
-               Atom l1 = unop_acc(b, "logistic", x2, accuracy_of(e));
-               Atom xm2 = mul(b, const_like(x, -2.0), x);
-               Atom l2 = unop_acc(b, "logistic", xm2, accuracy_of(e));
+               Atom x2 = mul(b, const_like(b, x, 2.0), x);
+               Atom l1 = logistic(b, x2, accuracy_of(e));
+               Atom xm2 = mul(b, const_like(b, x, -2.0), x);
+               Atom l2 = logistic(b, xm2, accuracy_of(e));
                Atom ll = mul(b, l1, l2);
-               Atom s = mul(b, const_like(x, 4.0), ll);
+               Atom s = mul(b, const_like(b, x, 4.0), ll);
                return mul(b, g, s);
              }
              Atom ga = mul(b, g, ans);
              Atom lhs = add(b, g, ga);
-             Atom rhs = sub(b, one_like(x), ans);
+             Atom rhs = sub(b, one_like(b, x), ans);
              return mul(b, lhs, rhs);
            });
   def1_ans("logistic",
            [](JaxprBuilder& b, const Atom& g, const Atom& ans, const Atom& x, const Eqn& e) {
              if (accuracy_is_highest(e)) {
                Atom nx = neg(b, x);
-               Atom l = unop_acc(b, "logistic", nx, accuracy_of(e));
+               Atom l = logistic(b, nx, accuracy_of(e));
                Atom s = mul(b, ans, l);
                return mul(b, g, s);
              }
-             Atom d = sub(b, one_like(ans), ans);
+             Atom d = sub(b, one_like(b, ans), ans);
              Atom s = mul(b, ans, d);
              return mul(b, g, s);
            });
@@ -180,10 +181,10 @@ void register_transcendental_ad_rules() {
              Atom sq = square(b, ans);
              Atom e = exp(b, sq);
              Atom ge = mul(b, g, e);
-             return mul(b, const_like(x, std::sqrt(std::numbers::pi) / 2.0), ge);
+             return mul(b, const_like(b, x, std::sqrt(std::numbers::pi) / 2.0), ge);
            });
   def1("lgamma", [](JaxprBuilder& b, const Atom& g, const Atom& x, const Eqn&) {
-    Atom d = unop(b, "digamma", x);
+    Atom d = unary(b, "digamma", x);
     return mul(b, g, d);
   });
   // JAX differentiates digamma with polygamma(1, x), a primitive cjax does not have.

@@ -7,6 +7,8 @@
 
 namespace cjax::ad {
 
+using namespace lax_ops;
+
 namespace {
 
 // JAX's functools.reduce(add_tangents, terms): add_any left to right.
@@ -90,12 +92,24 @@ Atom maybe_broadcast(JaxprBuilder& b, const Shape& shape, const Atom& x) {
   return broadcast_in_dim(b, r, shape, dims);
 }
 
-const ParamValue* accuracy_of(const Eqn& eqn) {
-  return eqn.params.find("accuracy");
+Shape broadcast_shapes(const Shape& x, const Shape& y) {
+  if (x.empty()) return y;
+  if (y.empty()) return x;
+  if (x.size() != y.size())
+    throw TypeError(
+        fmt::format("broadcast_shapes: ranks differ: {} and {}", shape_str(x), shape_str(y)));
+  Shape out(x.size());
+  for (size_t i = 0; i < x.size(); ++i) out[i] = x[i] == 1 ? y[i] : x[i];
+  return out;
+}
+
+ParamValue accuracy_of(const Eqn& eqn) {
+  const ParamValue* v = eqn.params.find("accuracy");
+  return v ? *v : ParamValue(NoneParam{});
 }
 
 bool accuracy_is_highest(const Eqn& eqn) {
-  const ParamValue* v = accuracy_of(eqn);
+  const ParamValue* v = eqn.params.find("accuracy");
   if (!v) return false;
   std::string_view text;
   if (v->is<std::string>()) text = v->as<std::string>();

@@ -1,6 +1,7 @@
 // Shorthands for declaring autodiff rules the way JAX's ad.py does (defjvp, defjvp2, deflinear,
 // defjvp_zero), so each rule reads like its JAX counterpart; and a way to differentiate a
 // primitive application inside a rule (JAX rules that call `api.jvp` on a traced function).
+// The rules emit their ops with the lax library (passes/lax/lax.h) into the JaxprBuilder.
 #pragma once
 
 #include <functional>
@@ -9,8 +10,8 @@
 #include <vector>
 
 #include "ir/errors.h"
-#include "passes/ad_rules/ops.h"
 #include "passes/jvp.h"
+#include "passes/lax/lax.h"
 #include "passes/transpose.h"
 
 namespace cjax::ad {
@@ -37,8 +38,11 @@ Atom unbroadcast(JaxprBuilder& b, const ShapedArray& aval, const Atom& x);
 // JAX's _maybe_broadcast: broadcasts `x` (rank 0 or with size-1 dims) to `shape`.
 Atom maybe_broadcast(JaxprBuilder& b, const Shape& shape, const Atom& x);
 
-// The eqn's `accuracy` param (nullptr when absent) and whether it asks for AccuracyMode.HIGHEST.
-const ParamValue* accuracy_of(const Eqn& eqn);
+// JAX's broadcast_shapes of two operand shapes (rank 0 or size-1 dims broadcast).
+Shape broadcast_shapes(const Shape& x, const Shape& y);
+
+// The eqn's `accuracy` param (None when absent) and whether it asks for AccuracyMode.HIGHEST.
+ParamValue accuracy_of(const Eqn& eqn);
 bool accuracy_is_highest(const Eqn& eqn);
 
 // "<what> (from <source>)": the message of an UnsupportedError raised by a rule.

@@ -17,6 +17,7 @@ namespace cjax {
 namespace {
 
 using namespace ad;
+using namespace lax_ops;
 
 bool contains(const std::vector<int64_t>& xs, int64_t x) {
   return std::find(xs.begin(), xs.end(), x) != xs.end();
@@ -67,7 +68,7 @@ JvpFullResult reduce_prod_jvp(JaxprBuilder& b, const Eqn& eqn, std::span<const A
   Tangent xt;
   if (tangents[0]) xt = reshape(b, *tangents[0], new_shape, permutation);
   Dual xs{xp, xt};
-  Atom init = const_like(x, 1.0);
+  Atom init = const_like(b, x, 1.0);
   while (xs.primal.aval().shape[0] > 1) {
     int64_t m = xs.primal.aval().shape[0];
     int64_t n1 = (m + 1) / 2, n2 = m - n1;
@@ -129,11 +130,7 @@ std::vector<Cotangent> sort_transpose(const TransposeRuleArgs& a) {
     keys.push_back(a.args[i].value);
   }
   const ShapedArray& aval = keys[0].aval();
-  Atom iota = a.b.emit1("iota", {},
-                        {{"dtype", DType::i32},
-                         {"shape", ParamValue::ints(aval.shape)},
-                         {"dimension", a.eqn.params.get_int("dimension")},
-                         {"sharding", NoneParam{}}});
+  Atom iota = broadcasted_iota(a.b, DType::i32, aval.shape, a.eqn.params.get_int("dimension"));
   Atom perm = sorted_along(a.b, a.eqn, keys, iota);
   std::vector<Cotangent> cts(a.args.size());
   for (size_t i = num_keys; i < a.args.size(); ++i)

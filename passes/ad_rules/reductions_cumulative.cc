@@ -21,6 +21,7 @@ namespace cjax {
 namespace {
 
 using namespace ad;
+using namespace lax_ops;
 using Combine = std::function<Dual(JaxprBuilder&, const Dual&, const Dual&)>;
 
 int64_t dim_size(const Dual& x, int64_t axis) {
@@ -50,7 +51,7 @@ Dual pad_dim(JaxprBuilder& b, const Dual& x, PadDim d, int64_t axis) {
   size_t rank = x.primal.aval().shape.size();
   std::vector<std::vector<int64_t>> config(rank, std::vector<int64_t>{0, 0, 0});
   config[size_t(axis)] = {d.lo, d.hi, d.interior};
-  Dual zero{const_like(x.primal, 0.0), std::nullopt};
+  Dual zero{const_like(b, x.primal, 0.0), std::nullopt};
   return jvp_bind1(b, "pad", {x, zero}, lax_params::pad(config));
 }
 
@@ -127,7 +128,7 @@ Combine binary_combine(std::string prim, Params params = {}) {
 
 // _replace_inf(x): +inf replaced by 0.
 Atom replace_inf(JaxprBuilder& b, const Atom& x) {
-  Atom is_inf = eq(b, x, const_like(x, std::numeric_limits<double>::infinity()));
+  Atom is_inf = eq(b, x, const_like(b, x, std::numeric_limits<double>::infinity()));
   Atom zeros = full_like(b, x, 0.0);
   return select(b, is_inf, zeros, x);
 }
@@ -145,7 +146,7 @@ Dual logaddexp(JaxprBuilder& b, const Dual& x, const Dual& y) {
   Atom abs_delta = abs(b, delta);
   Atom nd = neg(b, abs_delta);
   Atom e = exp(b, nd);
-  Atom l = unop_acc(b, "log1p", e);
+  Atom l = log1p(b, e);
   Atom general = add(b, amax, l);
   Atom out = select(b, isnan, same, general);
   Atom r1 = replace_inf(b, x1);
@@ -189,8 +190,7 @@ void register_cumulative_ad_rules() {
   deflinear("cumsum", [](const TransposeRuleArgs& a) {
     int64_t axis = a.eqn.params.get_int("axis");
     bool reverse = a.eqn.params.get_bool("reverse");
-    return std::vector<Cotangent>{
-        a.b.emit1("cumsum", {*a.cts[0]}, lax_params::cumulative(axis, !reverse))};
+    return std::vector<Cotangent>{cumsum(a.b, *a.cts[0], axis, !reverse)};
   });
   define_pass_rules("cumprod").jvp_full =
       cumulative_jvp(binary_combine("mul", {{"out_dtype", NoneParam{}}}));

@@ -9,6 +9,7 @@ namespace cjax {
 namespace {
 
 using namespace ad;
+using namespace lax_ops;
 
 std::vector<Atom> start_indices(std::span<const TransposeArg> args, size_t first) {
   std::vector<Atom> out;
@@ -45,7 +46,7 @@ std::vector<Cotangent> slice_transpose(const TransposeRuleArgs& a) {
       pads.push_back({start[d], shape[d] - real_limit, strides[d] - 1});
     }
   }
-  return {pad(a.b, ct, const_like(ct, 0.0), pads)};
+  return {pad(a.b, ct, const_like(a.b, ct, 0.0), pads)};
 }
 
 }  // namespace

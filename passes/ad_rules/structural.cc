@@ -14,6 +14,7 @@ namespace cjax {
 namespace {
 
 using namespace ad;
+using namespace lax_ops;
 
 std::vector<int64_t> argsort(const std::vector<int64_t>& xs) {
   std::vector<int64_t> idx(xs.size());
@@ -117,7 +118,7 @@ std::vector<Cotangent> pad_transpose(const TransposeRuleArgs& a) {
     unpad.push_back({-d.lo, -d.hi, 0});
     strides.push_back(d.interior + 1);
   }
-  Atom unpadded = pad(a.b, t, const_like(t, 0.0), unpad);
+  Atom unpadded = pad(a.b, t, const_like(a.b, t, 0.0), unpad);
   const Shape& ushape = unpadded.aval().shape;
   Atom t_operand = slice(a.b, unpadded, Shape(ushape.size(), 0), ushape, strides);
   if (a.args[0].linear) cts[0] = t_operand;
@@ -157,7 +158,7 @@ void register_structural_ad_rules() {
     return std::vector<Cotangent>{concatenate(a.b, parts, a.eqn.params.get_int("axis"))};
   });
   deflinear("rev", [](const TransposeRuleArgs& a) {
-    return std::vector<Cotangent>{a.b.emit1("rev", {*a.cts[0]}, a.eqn.params)};
+    return std::vector<Cotangent>{rev(a.b, *a.cts[0], a.eqn.params.get_ints("dimensions"))};
   });
   deflinear("pad", pad_transpose);
 

@@ -8,7 +8,7 @@
 #include "ir/errors.h"
 #include "ir/primitive.h"
 #include "ir/rules/registry.h"
-#include "passes/ad_rules/ops.h"
+#include "passes/lax/lax.h"
 
 namespace cjax::cf {
 
@@ -116,7 +116,7 @@ JvpJaxpr jvp_instantiate(const Jaxpr& body, const std::vector<bool>& nonzero,
     } else if (i < instantiate.size() && instantiate[i] &&
                has_tangent_space(body.outvars[i].aval().dtype)) {
       const ShapedArray& a = body.outvars[i].aval();
-      outs.push_back(ad::zeros_like_aval(b, ShapedArray(a.dtype, a.shape, a.weak_type)));
+      outs.push_back(lax_ops::zeros_like_aval(b, ShapedArray(a.dtype, a.shape, a.weak_type)));
       j.out_nonzero[i] = true;
     }
   }

@@ -9,12 +9,12 @@
 
 #include "ir/errors.h"
 #include "ir/primitive.h"
-#include "passes/ad_rules/ops.h"
 #include "passes/control_flow/cf_util.h"
 #include "passes/control_flow/register.h"
 #include "passes/dce.h"
 #include "passes/inline.h"
 #include "passes/jvp.h"
+#include "passes/lax/lax.h"
 #include "passes/partial_eval.h"
 #include "passes/primitive_rules.h"
 #include "passes/remat.h"
@@ -103,7 +103,7 @@ PartialEvalRuleResult cond_partial_eval(const Eqn& eqn, const std::vector<bool>&
       if (r >= res_start[k] && r < res_start[k] + pe.residuals.size())
         kouts.push_back(pe.residuals[r - res_start[k]]);
       else
-        kouts.push_back(ad::zeros_like_aval(kb, res_avals[r]));
+        kouts.push_back(lax_ops::zeros_like_aval(kb, res_avals[r]));
     }
     known_branches.push_back(kb.build(pe.known.invars, std::move(kouts)));
     Jaxpr st = pe.staged;
@@ -189,7 +189,7 @@ CustomRuleResult cond_partial_eval_custom(const Eqn& eqn, const std::vector<bool
       if (i >= res_start[k] && i < res_start[k] + own)
         kouts.push_back(pe.known.outvars[first + i - res_start[k]]);
       else
-        kouts.push_back(ad::zeros_like_aval(kb, res_avals[i]));
+        kouts.push_back(lax_ops::zeros_like_aval(kb, res_avals[i]));
     }
     known_branches.push_back(dce(kb.build(pe.known.invars, std::move(kouts))));
     // The staged branch: (all residuals..., every operand...) -> (unknown outputs...).
@@ -259,9 +259,10 @@ std::vector<Cotangent> cond_transpose(const TransposeRuleArgs& a) {
     std::vector<Atom> outs;
     for (size_t i = 0; i < t.outvars.size(); ++i) {
       const ShapedArray& want = ts[0].outvars[i].aval();
-      outs.push_back(t.outvars[i].aval().weak_type == want.weak_type
-                         ? t.outvars[i]
-                         : ad::convert_element_type(fb, t.outvars[i], want.dtype, want.weak_type));
+      outs.push_back(
+          t.outvars[i].aval().weak_type == want.weak_type
+              ? t.outvars[i]
+              : lax_ops::convert_element_type(fb, t.outvars[i], want.dtype, want.weak_type));
     }
     t = fb.build(t.invars, std::move(outs), t.constvars, t.consts);
   }

@@ -14,12 +14,12 @@
 
 #include "ir/errors.h"
 #include "ir/primitive.h"
-#include "passes/ad_rules/ops.h"
 #include "passes/control_flow/cf_util.h"
 #include "passes/control_flow/register.h"
 #include "passes/dce.h"
 #include "passes/inline.h"
 #include "passes/jvp.h"
+#include "passes/lax/lax.h"
 #include "passes/partial_eval.h"
 #include "passes/primitive_rules.h"
 #include "passes/remat.h"
@@ -102,7 +102,8 @@ JvpFullResult scan_jvp(JaxprBuilder& b, const Eqn& eqn, std::span<const Atom> pr
     if (!carry_nz[i]) continue;
     const Tangent& t = tangents[s.nc + i];
     const ShapedArray& a = body.invars[s.nc + i].aval();
-    inputs.push_back(t ? *t : ad::zeros_like_aval(b, ShapedArray(a.dtype, a.shape, a.weak_type)));
+    inputs.push_back(t ? *t
+                       : lax_ops::zeros_like_aval(b, ShapedArray(a.dtype, a.shape, a.weak_type)));
   }
   for (size_t i = s.nc + s.nk; i < n; ++i) inputs.push_back(primals[i]);
   for (size_t i = 0; i < s.nx; ++i)
@@ -477,7 +478,7 @@ std::vector<Cotangent> scan_transpose(const TransposeRuleArgs& a) {
   t_args.insert(t_args.end(), ct_ys.begin(), ct_ys.end());
   std::vector<Atom> t_outs = inline_jaxpr(wb, t, {}, t_args);
   std::vector<Atom> w_outs;
-  for (size_t i = 0; i < nlc; ++i) w_outs.push_back(ad::add_any(wb, acc[i], t_outs[i]));
+  for (size_t i = 0; i < nlc; ++i) w_outs.push_back(lax_ops::add_any(wb, acc[i], t_outs[i]));
   for (size_t i = nlc; i < t_outs.size(); ++i) w_outs.push_back(t_outs[i]);
   std::vector<Var> w_in = concat(concat(concat(concat(res_c, acc), ct_carry), res_x), ct_ys);
   Jaxpr w = wb.build(std::move(w_in), std::move(w_outs));
@@ -485,10 +486,10 @@ std::vector<Cotangent> scan_transpose(const TransposeRuleArgs& a) {
   std::vector<Atom> inputs;
   for (size_t i = 0; i < s.nc; ++i)
     if (!const_lin[i]) inputs.push_back(a.args[i].value);
-  for (const Var& v : acc) inputs.push_back(ad::zeros_like_aval(b, v.aval()));
+  for (const Var& v : acc) inputs.push_back(lax_ops::zeros_like_aval(b, v.aval()));
   for (size_t i = 0; i < s.nk; ++i) {
     const Cotangent& c = a.cts[i];
-    inputs.push_back(c ? *c : ad::zeros_like_aval(b, ct_carry[i].aval()));
+    inputs.push_back(c ? *c : lax_ops::zeros_like_aval(b, ct_carry[i].aval()));
   }
   for (size_t i = 0; i < s.nx; ++i)
     if (!xs_lin[i]) inputs.push_back(a.args[s.nc + s.nk + i].value);

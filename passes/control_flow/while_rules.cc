@@ -7,11 +7,11 @@
 
 #include "ir/errors.h"
 #include "ir/primitive.h"
-#include "passes/ad_rules/ops.h"
 #include "passes/control_flow/cf_util.h"
 #include "passes/control_flow/register.h"
 #include "passes/dce.h"
 #include "passes/jvp.h"
+#include "passes/lax/lax.h"
 #include "passes/partial_eval.h"
 #include "passes/primitive_rules.h"
 #include "passes/remat.h"
@@ -81,7 +81,8 @@ JvpFullResult while_jvp(JaxprBuilder& b, const Eqn& eqn, std::span<const Atom> p
     if (!carry_nz[i]) continue;
     const Tangent& t = tangents[s.cn + s.bn + i];
     const ShapedArray& a = body.invars[s.bn + i].aval();
-    inputs.push_back(t ? *t : ad::zeros_like_aval(b, ShapedArray(a.dtype, a.shape, a.weak_type)));
+    inputs.push_back(t ? *t
+                       : lax_ops::zeros_like_aval(b, ShapedArray(a.dtype, a.shape, a.weak_type)));
   }
   std::vector<Var> outs =
       b.emit(*eqn.prim, std::move(inputs),

@@ -161,6 +161,14 @@ TEST_CASE("programs: transposes of the structural and slicing primitives") {
         "    e:f32[] = reduce_sum[axes=(0,) out_sharding=None] c\n"
         "    f:f32[] = sub d e\n"
         "  in (c, f) }");
+  // Of a scalar: lax.slice binds the strides it is given, `()` here, not None.
+  CHECK(transpose_text(eqn("pad", {ShapedArray(DType::f32, {}), ShapedArray(DType::f32, {})},
+                           lax_params::pad({})),
+                       {true, false}) ==
+        "{ lambda ; a:f32[] b:f32[]. let\n"
+        "    c:f32[] = pad[padding_config=()] b 0.0:f32[]\n"
+        "    d:f32[] = slice[limit_indices=() start_indices=() strides=()] c\n"
+        "  in (d,) }");
   // _slice_transpose: pad with interior padding for the strides.
   CHECK(
       transpose_text(eqn("slice", {ShapedArray(DType::f32, {7})}, lax_params::slice({1}, {7}, {2})),
