@@ -38,38 +38,33 @@ std::string remat_cache_key(const std::vector<FlatTree>& flat, const char* arg_t
   return key;
 }
 
-RematTrace make_remat_trace(TracedFunction traced, std::any out_proto) {
+RematTrace make_remat_trace(TracedFunction traced, std::any out_proto, const PolicyRef& policy) {
   Jaxpr j = std::move(traced.closed.jaxpr);
   // JAX's convert_constvars_jaxpr: the constants become the leading inputs of the remat2 eqn.
+  const size_t num_consts = j.constvars.size();
   std::vector<Var> invars = std::move(j.constvars);
   invars.insert(invars.end(), j.invars.begin(), j.invars.end());
   j.invars = std::move(invars);
   j.constvars.clear();
   j.consts.clear();
   j.debug = nullptr;
+  // A memory budget is planned here, once per trace; another policy keeps the traced body.
+  memory::CheckpointBody planned = memory::plan_checkpoint(std::move(j), policy, num_consts);
   RematTrace t;
-  t.jaxpr = std::make_shared<const Jaxpr>(std::move(j));
+  t.jaxpr = std::make_shared<const Jaxpr>(std::move(planned.body));
   t.consts = std::move(traced.closed.consts);
   t.out_proto = std::move(out_proto);
+  t.policy = std::move(planned.policy);
   return t;
 }
 
 std::vector<Array> bind_remat(const RematTrace& t, const std::vector<FlatTree>& flat,
-                              const PolicyRef& policy, bool prevent_cse, const SourceInfo& src) {
+                              bool prevent_cse, const SourceInfo& src) {
   std::vector<Array> inputs = t.consts;
   for (const FlatTree& ft : flat) inputs.insert(inputs.end(), ft.leaves.begin(), ft.leaves.end());
-  // A memory budget is planned here, once (passes/memory/budget_plan.h); another policy keeps the
-  // traced body.
-  JaxprRef body = t.jaxpr;
-  PolicyRef planned_policy = policy;
-  if (memory::as_memory_budget(policy)) {
-    memory::CheckpointBody planned = memory::plan_checkpoint(*body, policy);
-    body = std::make_shared<const Jaxpr>(std::move(planned.body));
-    planned_policy = std::move(planned.policy);
-  }
   Params params{{"differentiated", false},
-                {"jaxpr", body},
-                {"policy", planned_policy ? ParamValue(planned_policy) : ParamValue(NoneParam{})},
+                {"jaxpr", t.jaxpr},
+                {"policy", t.policy ? ParamValue(t.policy) : ParamValue(NoneParam{})},
                 {"prevent_cse", prevent_cse}};
   return cjax::bind("remat2", inputs, std::move(params), src);
 }

@@ -37,11 +37,13 @@ namespace cjax {
 
 namespace detail {
 
-// A traced checkpoint body: the jaxpr with its captured constants turned into leading invars.
+// A traced checkpoint body: the jaxpr with its captured constants turned into leading invars,
+// and the policy its remat2 eqn carries (a memory budget planned for this body, once per trace).
 struct RematTrace {
   JaxprRef jaxpr;
   std::vector<Array> consts;  // values of the leading invars
   std::any out_proto;         // f's result, a prototype for tree_unflatten
+  PolicyRef policy;
 };
 
 // Trace cache of one checkpointed function. Entries whose constants are all concrete are kept
@@ -61,12 +63,13 @@ class RematCache {
 // C++ argument types.
 std::string remat_cache_key(const std::vector<FlatTree>& flat, const char* arg_types);
 
-// Turns a traced function into a RematTrace (constvars become leading invars).
-RematTrace make_remat_trace(TracedFunction traced, std::any out_proto);
+// Turns a traced function into a RematTrace (constvars become leading invars); a memory budget
+// is planned for it here (passes/memory/budget_plan.h).
+RematTrace make_remat_trace(TracedFunction traced, std::any out_proto, const PolicyRef& policy);
 
 // Binds the remat2 eqn; returns its outputs.
 std::vector<Array> bind_remat(const RematTrace& t, const std::vector<FlatTree>& flat,
-                              const PolicyRef& policy, bool prevent_cse, const SourceInfo& src);
+                              bool prevent_cse, const SourceInfo& src);
 
 }  // namespace detail
 
@@ -102,10 +105,10 @@ class Checkpointed {
       };
       // Trace first: `body` sets `proto` (function arguments are evaluated in no fixed order).
       TracedFunction traced = detail::trace_flat(flat, {}, "checkpoint", body);
-      t = detail::make_remat_trace(std::move(traced), std::any(std::move(*proto)));
+      t = detail::make_remat_trace(std::move(traced), std::any(std::move(*proto)), policy_);
       cache_->insert(key, *t);
     }
-    std::vector<Array> outs = detail::bind_remat(*t, flat, policy_, prevent_cse_, src_);
+    std::vector<Array> outs = detail::bind_remat(*t, flat, prevent_cse_, src_);
     return tree_unflatten(std::any_cast<const R&>(t->out_proto), outs);
   }
 

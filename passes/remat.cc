@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -271,7 +272,8 @@ Jaxpr checkpoint_jaxpr(const Jaxpr& jaxpr, const PolicyRef& policy, bool prevent
   body.consts.clear();
   body.debug = nullptr;
   // A memory budget is planned here, once (passes/memory/budget_plan.h).
-  memory::CheckpointBody planned = memory::plan_checkpoint(std::move(body), policy);
+  memory::CheckpointBody planned =
+      memory::plan_checkpoint(std::move(body), policy, jaxpr.constvars.size());
   Jaxpr outer;
   outer.constvars = jaxpr.constvars;
   outer.consts = jaxpr.consts;
@@ -294,13 +296,22 @@ Jaxpr checkpoint_jaxpr(const Jaxpr& jaxpr, const PolicyRef& policy, bool prevent
 namespace {
 
 // The outer partial-eval rule: the known part of the checkpointed function runs in the forward
-// program (inlined), the rest becomes a remat2 eqn marked differentiated.
+// program (inlined), the rest becomes a remat2 eqn marked differentiated. A memory budget's save
+// set is applied here, where it is known which inputs are tangents: its values are named for the
+// split and the names dropped right after (passes/memory/budget_plan.h).
 PartialEvalRuleResult remat_partial_eval(const Eqn& eqn, const std::vector<bool>& in_unknown) {
-  const Jaxpr& body = *eqn.params.get_jaxpr("jaxpr");
   PolicyRef policy = policy_of(eqn);
+  const std::optional<memory::NamedSaveSet> named =
+      memory::apply_memory_budget(policy, *eqn.params.get_jaxpr("jaxpr"), in_unknown);
+  const Jaxpr& body = named ? named->body : *eqn.params.get_jaxpr("jaxpr");
+  if (named) policy = named->policy;
   size_t n_in = body.invars.size(), n_out = body.outvars.size();
   std::vector<bool> all(n_in, true), none(n_out, false);
   CustomPartialEval pe = partial_eval_jaxpr_custom(body, in_unknown, all, none, none, policy);
+  if (named) {
+    pe.known = memory::drop_save_set_names(std::move(pe.known));
+    pe.staged = memory::drop_save_set_names(std::move(pe.staged));
+  }
 
   // DCE the staged side down to its unknown outputs; keep the residuals it reads.
   std::vector<bool> staged_keep = select(pe.out_unknown, pe.out_inst);
@@ -335,6 +346,7 @@ PartialEvalRuleResult remat_partial_eval(const Eqn& eqn, const std::vector<bool>
   for (const Atom& a : select(eqn.inputs, used_staged_in)) staged_in.push_back(a);
   Eqn st = call_eqn(eqn, std::move(staged_in), std::move(staged.jaxpr));
   st.params.set("differentiated", true);
+  if (named) st.params.set("policy", policy);  // the plan was for the body as a whole
   r.outputs = merge_outputs(pe.out_unknown, known_outs, st.outputs);
   r.staged_eqn = std::move(st);
   return r;

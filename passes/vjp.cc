@@ -10,8 +10,6 @@
 #include "passes/dce.h"
 #include "passes/jvp.h"
 #include "passes/lax/lax.h"
-#include "passes/memory/budget_plan.h"
-#include "passes/memory/save_set.h"
 #include "passes/partial_eval.h"
 #include "passes/transpose.h"
 
@@ -40,31 +38,20 @@ std::vector<size_t> residual_order(const std::vector<Var>& residuals,
 
 }  // namespace
 
-LinearizeJvp linearize_jvp(const Jaxpr& jaxpr) {
-  LinearizeJvp out;
-  const size_t n = jaxpr.invars.size();
+LinearizeResult linearize_jaxpr(const Jaxpr& jaxpr) {
+  LinearizeResult out;
+  size_t n = jaxpr.invars.size();
   for (const Var& v : jaxpr.invars)
     out.in_differentiable.push_back(has_tangent_space(v.aval().dtype));
   JvpJaxpr jvp = jvp_jaxpr(jaxpr, out.in_differentiable, /*instantiate=*/false);
   out.out_nonzero = jvp.out_nonzero;
-  out.unknown.assign(n, false);
-  out.unknown.resize(jvp.jaxpr.invars.size(), true);
-  out.program = std::move(jvp.jaxpr);
-  return out;
-}
 
-LinearizeResult linearize_jaxpr(const Jaxpr& jaxpr) {
-  LinearizeJvp jvp = linearize_jvp(jaxpr);
-  LinearizeResult out;
-  out.in_differentiable = std::move(jvp.in_differentiable);
-  out.out_nonzero = std::move(jvp.out_nonzero);
-  const Jaxpr program = memory::apply_memory_budgets(jvp.program, jvp.unknown);
-
+  size_t num_tangents = jvp.jaxpr.invars.size() - n;
+  std::vector<bool> unknown(n, false);
+  unknown.resize(n + num_tangents, true);
   std::vector<bool> instantiate(jaxpr.outvars.size(), false);
-  instantiate.resize(program.outvars.size(), true);
-  PartialEvalResult pe = partial_eval(program, jvp.unknown, instantiate);
-  pe.known = memory::drop_save_set_names(std::move(pe.known));
-  pe.staged = memory::drop_save_set_names(std::move(pe.staged));
+  instantiate.resize(jvp.jaxpr.outvars.size(), true);
+  PartialEvalResult pe = partial_eval(jvp.jaxpr, unknown, instantiate);
   // A partial-eval rule that stages a primal output would shift every output below.
   for (size_t i = 0; i < jaxpr.outvars.size(); ++i)
     if (pe.out_unknown[i])

@@ -18,21 +18,9 @@ struct LinearizeResult {
   std::vector<bool> out_nonzero;        // outputs whose tangent is not a symbolic zero
 };
 
-// Linearization's steps, in order: jvp (a tangent for every input with a tangent space) -> apply
-// memory budgets (passes/memory/budget_plan.h: each checkpoint under memory_budget gets its save
-// set as named values) -> partial evaluation -> drop those names.
 // Residual order (what JAX's vjp closure holds): the arguments the backward pass reads, in
 // argument order, then the other residuals in the order the linear program first reads them.
 LinearizeResult linearize_jaxpr(const Jaxpr& jaxpr);
-
-// The first step: (primals..., tangents...) -> (primal outs..., tangent outs...), and which of
-// its inputs are unknown to partial evaluation (the tangents).
-struct LinearizeJvp {
-  Jaxpr program;
-  std::vector<bool> unknown;
-  std::vector<bool> in_differentiable, out_nonzero;
-};
-LinearizeJvp linearize_jvp(const Jaxpr& jaxpr);
 
 struct VjpResult {
   // (constvars; primals...) -> (primal outs..., residuals...)

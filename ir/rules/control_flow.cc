@@ -152,12 +152,6 @@ double scan_flops(const Eqn& eqn, const std::function<double(const Jaxpr&)>& bod
   return body ? static_cast<double>(eqn.params.get_int("length")) * body_flops(*body) : 0;
 }
 
-Primitive with_flop_rule(Primitive p, FlopRule rule) {
-  p.flop_count = FlopCount::rule;
-  p.flop_rule = std::move(rule);
-  return p;
-}
-
 }  // namespace
 
 void register_control_flow(PrimitiveTable& table) {

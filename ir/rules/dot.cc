@@ -176,9 +176,7 @@ void register_dot(PrimitiveTable& table) {
   Primitive p = make_primitive("dot_general", dot_general_rule);
   p.print_params = dot_general_print;
   p.canonicalize_params = dot_general_canonicalize;
-  p.flop_count = FlopCount::rule;
-  p.flop_rule = dot_general_flops;
-  table.add(std::move(p));
+  table.add(with_flop_rule(std::move(p), dot_general_flops));
 }
 
 }  // namespace cjax

@@ -25,6 +25,12 @@ Primitive reads_each_input_once(Primitive p) {
   return p;
 }
 
+Primitive with_flop_rule(Primitive p, FlopRule rule) {
+  p.flop_count = FlopCount::rule;
+  p.flop_rule = std::move(rule);
+  return p;
+}
+
 void fail(std::string_view prim, std::string_view msg) {
   throw TypeError(fmt::format("{}: {}", prim, msg));
 }

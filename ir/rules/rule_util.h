@@ -24,6 +24,8 @@ Primitive make_primitive(std::string name, ShapeRule rule);
 // operation per input element (a reduction or a scan along an axis).
 Primitive moves_data(Primitive p);
 Primitive reads_each_input_once(Primitive p);
+// FlopCount::rule with this rule.
+Primitive with_flop_rule(Primitive p, FlopRule rule);
 
 // --- errors -------------------------------------------------------------------------------------
 

@@ -16,15 +16,15 @@
 #include "ir/primitive.h"
 #include "passes/builder.h"
 #include "passes/dce.h"
+#include "passes/jvp.h"
+#include "passes/memory/budget_plan.h"
 #include "passes/memory/flops.h"
-#include "passes/memory/save_set.h"
 #include "passes/partial_eval.h"
 #include "passes/policies.h"
 #include "passes/primitive_rules.h"
 #include "passes/remat.h"
 #include "passes/transpose.h"
 #include "passes/util.h"
-#include "passes/vjp.h"
 
 namespace cjax::memory {
 namespace {
@@ -39,12 +39,6 @@ bool has_body(const Eqn& e) {
         if (v.is<JaxprRef>()) return true;
     }
   return false;
-}
-
-// A nested checkpoint or jit: partial_eval_jaxpr_custom splits its body with the same policy, so
-// its body's eqns are decided one by one and the call itself is transparent.
-bool is_split_call(const Eqn& e) {
-  return splits_body_under_policy(*e.prim) && e.params.find("jaxpr");
 }
 
 void flatten(const Jaxpr& j, std::vector<const Eqn*>& out) {
@@ -330,12 +324,17 @@ std::vector<Costed> builtin_seeds(const Jaxpr& body, const std::vector<bool>& in
 
 }  // namespace
 
-PlanProblem plan_problem(const Jaxpr& jaxpr) {
-  const LinearizeJvp lin = linearize_jvp(checkpoint_jaxpr(jaxpr, nullptr));
+PlanProblem plan_problem(const Jaxpr& jaxpr, size_t num_consts) {
+  // Linearization's jvp (passes/vjp.cc): a tangent for every input with a tangent space.
+  const Jaxpr program = checkpoint_jaxpr(jaxpr, nullptr);
+  std::vector<bool> differentiable;
+  for (size_t i = 0; i < program.invars.size(); ++i)
+    differentiable.push_back(i >= num_consts && has_tangent_space(program.invars[i].aval().dtype));
+  const JvpJaxpr jvp = jvp_jaxpr(program, differentiable, /*instantiate=*/false);
   std::unordered_map<Var, bool, VarHash> unknown;
-  for (size_t i = 0; i < lin.program.invars.size(); ++i)
-    unknown[lin.program.invars[i]] = lin.unknown[i];
-  for (const Eqn& e : lin.program.eqns) {
+  for (size_t i = 0; i < jvp.jaxpr.invars.size(); ++i)
+    unknown[jvp.jaxpr.invars[i]] = i >= program.invars.size();
+  for (const Eqn& e : jvp.jaxpr.eqns) {
     std::vector<bool> in_unknown;
     for (const Atom& in : e.inputs) {
       auto it = in.is_var() ? unknown.find(in.var()) : unknown.end();
@@ -346,6 +345,12 @@ PlanProblem plan_problem(const Jaxpr& jaxpr) {
     for (const Var& o : e.outputs) unknown[o] = any;
   }
   throw Error("memory_budget: the function has nothing to plan");
+}
+
+// A nested checkpoint or jit: partial_eval_jaxpr_custom splits its body with the same policy, so
+// its body's eqns are decided one by one and the call itself is transparent.
+bool is_split_call(const Eqn& e) {
+  return splits_body_under_policy(*e.prim) && e.params.find("jaxpr");
 }
 
 std::vector<size_t> plan_candidates(const Jaxpr& body, const std::vector<bool>& in_unknown) {
@@ -364,23 +369,26 @@ PlanCost evaluate_plan(const Jaxpr& body, const std::vector<bool>& in_unknown,
     throw Error(fmt::format("evaluate_plan: {} save flags for {} planned eqns", save.size(),
                             plan_eqns(body).size()));
   // The programs vjp builds: the linearized function is one remat2 eqn whose body is `body`;
-  // partial evaluation splits it with the save set (played to it as names and an ordinary
-  // policy, save_set.h), and transposition splits the staged remat2 again. Running the same
-  // passes on the same eqns makes the model the model of the real programs, nested checkpoints
-  // included.
-  const NamedSaveSet named = apply_save_set(body, save, fallback);
+  // partial evaluation splits it with the save set (remat2's rule names the saved values for an
+  // ordinary policy, save_set.h), and transposition transposes the staged remat2. Running the
+  // same passes on the same eqns makes the model the model of the real programs, nested
+  // checkpoints included.
+  auto plan = std::make_shared<MemoryPlan>();
+  plan->problem = {body, in_unknown};
+  plan->solution.save = save;
+  plan->solution.fallback = fallback;
   Jaxpr program;
   for (const Var& v : body.invars) program.invars.emplace_back(v.aval());
   JaxprBuilder b;
-  Params params{{"differentiated", false}, {"policy", named.policy}, {"prevent_cse", true}};
+  Params params{{"differentiated", false},
+                {"policy", PolicyRef(std::make_shared<MemoryBudget>(0, std::move(plan)))},
+                {"prevent_cse", true}};
   std::vector<Var> outs =
       b.emit("remat2", std::vector<Atom>(program.invars.begin(), program.invars.end()),
-             with_jaxpr(params, named.body));
+             with_jaxpr(params, body));
   program = b.build(program.invars, std::vector<Atom>(outs.begin(), outs.end()));
   PartialEvalResult pe =
       partial_eval(program, in_unknown, std::vector<bool>(program.outvars.size(), false));
-  pe.known = drop_save_set_names(std::move(pe.known));
-  pe.staged = drop_save_set_names(std::move(pe.staged));
   std::vector<bool> linear(pe.residuals.size(), false);
   linear.resize(pe.staged.invars.size(), true);
   PlanCost r;

@@ -42,14 +42,17 @@ struct PlanProblem {
   std::vector<bool> in_unknown;
 };
 // The problem checkpoint_jaxpr(jaxpr, memory_budget(...)) poses under vjp: the body of the remat2
-// eqn that linearization's jvp makes of it.
-PlanProblem plan_problem(const Jaxpr& jaxpr);
+// eqn that linearization's jvp makes of it. `num_consts`: the first inputs of `jaxpr` are
+// constants (a checkpoint body's captured values), which get no tangent.
+PlanProblem plan_problem(const Jaxpr& jaxpr, size_t num_consts = 0);
 
 // The eqns a save set decides, in this order: the body's eqns, then (recursively) those of the
 // bodies of its nested checkpoints (remat2) and jits, which partial_eval_jaxpr_custom splits with
 // the same policy; the nested calls themselves are decided by their bodies. Every save vector
 // below has one flag per entry.
 std::vector<const Eqn*> plan_eqns(const Jaxpr& body);
+// A nested checkpoint or jit, whose body's eqns are planned one by one (the call itself is not).
+bool is_split_call(const Eqn& e);
 
 // The eqns (indices into plan_eqns) whose save/recompute choice changes the programs.
 std::vector<size_t> plan_candidates(const Jaxpr& body, const std::vector<bool>& in_unknown);

@@ -4,24 +4,27 @@
 //        layers nested as checkpoints when Griewank's schedule recomputes less, chain_schedule.h)
 //        and the save set the solver chose for its linearized body (budget.h); the remat2 eqn
 //        carries both in its policy param, a MemoryBudget.
-//   vjp / linearize: jvp  ->  apply_memory_budgets: the save set becomes `name` eqns on the saved
-//        values and the policy save_only_these_names (save_set.h)  ->  partial evaluation  ->
-//        the names are dropped.
+//   partial evaluation of that remat2 (passes/remat.cc)  ->  apply_memory_budget: the save set
+//        becomes `name` eqns on the saved values under a policy that saves exactly those
+//        (save_set.h); the body is split, and the names are dropped again.
 //
 // A MemoryBudget is a Policy only so that it fits the remat2 eqn's `policy` param and prints as
-// JAX would print a policy function; it never decides eqn by eqn. When the linearized body is not
-// the one planned for (a function differentiated with respect to some of its inputs only), the
-// budget is solved again there, for that body.
+// JAX would print a policy function; it never decides eqn by eqn. When partial evaluation meets a
+// linearized body other than the one planned for (a function differentiated with respect to some
+// of its inputs only, a checkpoint whose inputs are partly known), the budget is solved again,
+// for that body.
 #pragma once
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "ir/jaxpr.h"
 #include "ir/policy.h"
 #include "passes/memory/budget.h"
+#include "passes/memory/save_set.h"
 
 namespace cjax::memory {
 
@@ -52,9 +55,10 @@ class MemoryBudget final : public Policy {
 // The policy as a memory budget, or null.
 const MemoryBudget* as_memory_budget(const PolicyRef& policy);
 
-// What checkpoint(f, memory_budget(bytes)) plans for `body` (a checkpoint body: constants among
-// the inputs). Throws InfeasibleBudget, naming the smallest peak found, when nothing fits.
-MemoryPlan plan_memory_budget(const Jaxpr& body, size_t bytes);
+// What checkpoint(f, memory_budget(bytes)) plans for `body` (a checkpoint body whose first
+// `num_consts` inputs are constants, which have no tangent). Throws InfeasibleBudget, naming the
+// smallest peak found, when nothing fits.
+MemoryPlan plan_memory_budget(const Jaxpr& body, size_t bytes, size_t num_consts = 0);
 
 // The body and policy param of a checkpoint of `body` under `policy`: for a memory budget not yet
 // planned, the plan's body and a MemoryBudget carrying the plan; otherwise both unchanged.
@@ -62,15 +66,16 @@ struct CheckpointBody {
   Jaxpr body;
   PolicyRef policy;
 };
-CheckpointBody plan_checkpoint(Jaxpr body, PolicyRef policy);
+CheckpointBody plan_checkpoint(Jaxpr body, PolicyRef policy, size_t num_consts = 0);
 
 // The plan of the (first) checkpoint under a memory budget in `checkpointed`'s eqns, or null.
 const MemoryPlan* memory_plan_of(const Jaxpr& checkpointed);
 
-// Linearization's step between jvp and partial evaluation: every remat2 eqn of `program` (and of
-// the bodies of its calls) under a memory budget gets its save set as named values and
-// save_only_these_names as its policy. `unknown`: which of program's inputs are tangents.
-Jaxpr apply_memory_budgets(const Jaxpr& program, const std::vector<bool>& unknown);
+// For remat2's partial evaluation of `body` (a linearized checkpoint body; `in_unknown`: its
+// tangent inputs) under `policy`: when the policy is a memory budget, the body with its save set
+// named and the policy that saves those values; nullopt for any other policy.
+std::optional<NamedSaveSet> apply_memory_budget(const PolicyRef& policy, const Jaxpr& body,
+                                                const std::vector<bool>& in_unknown);
 
 }  // namespace cjax::memory
 

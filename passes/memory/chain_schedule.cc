@@ -17,7 +17,8 @@ std::vector<size_t> chain_slot_counts(size_t depth) {
   return out;
 }
 
-std::vector<ChainSchedule> chain_schedules(const Jaxpr& body, const Chain& chain, size_t budget) {
+std::vector<ChainSchedule> chain_schedules(const Jaxpr& body, const Chain& chain, size_t budget,
+                                           size_t num_consts) {
   // The body as written first, then the most slots first: the cheapest schedules that fit bound
   // the others early (a schedule that cannot recompute less is not searched).
   std::vector<size_t> order{0};
@@ -30,7 +31,7 @@ std::vector<ChainSchedule> chain_schedules(const Jaxpr& body, const Chain& chain
     s.slots = slots;
     s.body = slots == 0 ? body : nest_chain(body, chain, slots);
     // The problem checkpoint(body) poses under vjp, as the policy will see it.
-    s.problem = plan_problem(s.body);
+    s.problem = plan_problem(s.body, num_consts);
     const PlanProblem& p = s.problem;
     // A schedule's nested checkpoints recompute everything inside; the solver decides the outer
     // level (which snapshots the first sweep keeps).

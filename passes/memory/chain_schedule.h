@@ -28,9 +28,11 @@ struct ChainSchedule {
 std::vector<size_t> chain_slot_counts(size_t depth);
 
 // The body as written, then nest_chain(body, chain, s) for each chain_slot_counts(D), by slots,
-// each solved under `budget` (a checkpoint body: constants already among the inputs). A schedule
-// whose least recomputation cannot beat a cheaper one that fits is left without a solution.
-std::vector<ChainSchedule> chain_schedules(const Jaxpr& body, const Chain& chain, size_t budget);
+// each solved under `budget` (a checkpoint body: its first `num_consts` inputs are constants). A
+// schedule whose least recomputation cannot beat a cheaper one that fits is left without a
+// solution.
+std::vector<ChainSchedule> chain_schedules(const Jaxpr& body, const Chain& chain, size_t budget,
+                                           size_t num_consts = 0);
 
 // The schedule with the fewest recomputed FLOPs that fits (then the smaller peak, then the body
 // as written, then fewer slots). Throws cjax::Error naming the smallest peak found when none fits.

@@ -20,7 +20,9 @@ double eqn_flops(const Eqn& eqn) {
     case FlopCount::per_input_element:
       return eqn.inputs.empty() ? 0 : elements(eqn.inputs[0].aval());
     case FlopCount::rule:
-      return eqn.prim->flop_rule(eqn, [](const Jaxpr& j) { return jaxpr_flops(j); });
+      if (eqn.prim->flop_rule)
+        return eqn.prim->flop_rule(eqn, [](const Jaxpr& j) { return jaxpr_flops(j); });
+      break;
     case FlopCount::per_output_element:
       break;
   }

@@ -22,14 +22,14 @@ Atom read(const Env& env, const Atom& a) {
   return it == env.end() ? a : it->second;
 }
 
-bool is_split_call(const Eqn& e) {
-  return splits_body_under_policy(*e.prim) && e.params.find("jaxpr");
+bool is_save_set_name(const Primitive& prim, const Params& params) {
+  const ParamValue* name = params.find("name");
+  return prim.name == "name" && name && name->is<std::string>() &&
+         name->as<std::string>() == kSaveSetName;
 }
 
 bool is_save_set_name(const Eqn& e) {
-  const ParamValue* name = e.params.find("name");
-  return e.prim->name == "name" && name && name->is<std::string>() &&
-         name->as<std::string>() == kSaveSetName;
+  return is_save_set_name(*e.prim, e.params);
 }
 
 // Appends `eqn` (its inputs read through `env`), then a name for each of its outputs when `named`.
@@ -112,9 +112,11 @@ Jaxpr drop(const Jaxpr& j) {
   Env env;                                       // names of inputs and literals: their operand
   for (const Eqn& e : j.eqns)
     if (is_save_set_name(e)) {
-      if (e.inputs[0].is_var() && produced.count(e.inputs[0].var()))
-        rename.emplace(e.inputs[0].var(), e.outputs[0]);
-      else
+      if (e.inputs[0].is_var() && produced.count(e.inputs[0].var())) {
+        // A value named twice: the later name reads as the first.
+        if (auto [it, fresh] = rename.emplace(e.inputs[0].var(), e.outputs[0]); !fresh)
+          env.insert_or_assign(e.outputs[0], Atom(it->second));
+      } else
         env.insert_or_assign(e.outputs[0], e.inputs[0]);
     }
   auto renamed = [&](const Atom& a) -> Atom {
@@ -151,7 +153,14 @@ NamedSaveSet apply_save_set(const Jaxpr& body, const std::vector<bool>& save,
   const std::vector<const Eqn*> eqns = plan_eqns(body);
   std::unordered_map<const Eqn*, size_t> index;
   for (size_t k = 0; k < eqns.size(); ++k) index[eqns[k]] = k;
-  return {Namer{index, save}(body), policies::save_only_these_names({std::string(kSaveSetName)})};
+  return {Namer{index, save}(body), saved_values_policy()};
+}
+
+const PolicyRef& saved_values_policy() {
+  static const PolicyRef policy = policies::make_bool_policy(
+      "memory_budget", [](const Primitive& prim, std::span<const ShapedArray>,
+                          const Params& params) { return is_save_set_name(prim, params); });
+  return policy;
 }
 
 Jaxpr drop_save_set_names(Jaxpr jaxpr) {

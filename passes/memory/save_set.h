@@ -1,8 +1,8 @@
 // A save set as an ordinary policy. A memory budget decides per value, while a policy sees only an
-// eqn's primitive, avals and params; so, as a JAX user would with checkpoint_name, the chosen
-// values are named and the policy is save_only_these_names. The names live only between jvp and
-// partial evaluation: linearization drops them again (drop_save_set_names), so the programs vjp
-// builds are those of saving the values themselves.
+// eqn's primitive, avals and params; so, as a JAX user would with checkpoint_name and
+// save_only_these_names, the chosen values are named and the policy saves the named values. The
+// names live only while remat2's partial evaluation splits the checkpoint's body: it drops them
+// right after (drop_save_set_names), so the programs are those of saving the values themselves.
 #pragma once
 
 #include <string_view>
@@ -19,8 +19,12 @@ inline constexpr std::string_view kSaveSetName = "cjax.memory_budget.save";
 
 struct NamedSaveSet {
   Jaxpr body;        // the checkpoint's body with the saved values named
-  PolicyRef policy;  // what decides under partial evaluation
+  PolicyRef policy;  // what decides under partial evaluation (saved_values_policy, or a fallback)
 };
+
+// Saves the values apply_save_set named, recomputes everything else; prints as JAX would print a
+// policy function named memory_budget.
+const PolicyRef& saved_values_policy();
 
 // The planned eqns of `body` (plan_eqns order) marked in `save` keep their outputs: each output
 // gets a `name` eqn right after its producer, read by every later use. Inside the bodies of loops
