@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cjax/api.h"
+#include "compiler/cpu/cpu_backend.h"
 #include "compiler/cpu/executable.h"
 #include "examples/registry.h"
 #include "ir/parse/parser.h"
@@ -207,6 +208,55 @@ void chain(benchmark::State& state, bool compile) {
   }
 }
 
+// A cached jit call against the executable it runs, paired in one loop: value_and_grad of a small
+// two-layer MLP (8x16 and 16x4 weights, a batch of 3), where the call's overhead matters most.
+// The first call (trace, differentiate, compile) is timed once.
+Array small_mlp_loss(const Array& w1, const Array& w2, const Array& x) {
+  namespace jnp = cjax::numpy;
+  Array h = jnp::tanh(jnp::dot(x, w1));
+  return jnp::mean(jnp::square(jnp::dot(h, w2)));
+}
+
+Array ramp(Shape shape, double start) {
+  ShapedArray a(DType::f32, shape);
+  std::vector<float> v(static_cast<size_t>(a.size()));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(start + 0.01 * double(i % 17));
+  return Array::from_buffer(runtime::Buffer::from_data<float>(a, v));
+}
+
+void BM_paired_jit_call_executable(benchmark::State& state) {
+  const Array w1 = ramp({8, 16}, -0.05), w2 = ramp({16, 4}, 0.02), x = ramp({3, 8}, 0.1);
+  // One jitted step for every run of this benchmark: the first call, timed, traces and compiles.
+  static auto step = jit(value_and_grad(small_mlp_loss, argnums<0, 1>));
+  static const double first_ms = [&] {
+    const auto t0 = std::chrono::steady_clock::now();
+    benchmark::DoNotOptimize(step(w1, w2, x));
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  }();
+  const Jaxpr j = make_jaxpr(value_and_grad(small_mlp_loss, argnums<0, 1>))(w1, w2, x);
+  if (!j.constvars.empty()) {
+    state.SkipWithError("the step captured constants; the executable alone cannot run it");
+    return;
+  }
+  const auto exe = lower::compile(j, "small_mlp_step");
+  const std::vector<runtime::Buffer> in{w1.buffer(), w2.buffer(), x.buffer()};
+  double call_s = 0, exe_s = 0;
+  for (auto _ : state) {
+    const auto a = std::chrono::steady_clock::now();
+    benchmark::DoNotOptimize(step(w1, w2, x));
+    const auto b = std::chrono::steady_clock::now();
+    benchmark::DoNotOptimize(exe->run(in));
+    const auto c = std::chrono::steady_clock::now();
+    call_s += std::chrono::duration<double>(b - a).count();
+    exe_s += std::chrono::duration<double>(c - b).count();
+  }
+  const double n = static_cast<double>(state.iterations());
+  state.counters["call_us"] = call_s / n * 1e6;
+  state.counters["exe_us"] = exe_s / n * 1e6;
+  state.counters["overhead_us"] = (call_s - exe_s) / n * 1e6;
+  state.counters["first_call_ms"] = first_ms;
+}
+
 void BM_chain_trace_transform(benchmark::State& state) {
   chain(state, false);
 }
@@ -219,6 +269,7 @@ BENCHMARK(BM_cjax_step)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_cjax_step_jax_residuals)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_cjax_step_checkpointed)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_paired_step_floor_twin)->Unit(benchmark::kMillisecond)->MinTime(6.0);
+BENCHMARK(BM_paired_jit_call_executable)->Unit(benchmark::kMicrosecond)->MinTime(2.0);
 // Square products and the chain's and a scan layer's shapes, around the crossover.
 void dot_shapes(benchmark::internal::Benchmark* b) {
   for (std::vector<int64_t> s : std::vector<std::vector<int64_t>>{{4, 4, 4},

@@ -14,7 +14,24 @@ std::shared_ptr<Backend>& installed() {
 }
 thread_local bool t_force_interpreter = false;
 
+class RunEachTime final : public PreparedProgram {
+ public:
+  RunEachTime(Backend& backend, const Jaxpr& jaxpr) : backend_(backend), jaxpr_(jaxpr) {}
+  std::vector<runtime::Buffer> run(std::span<const runtime::Buffer> consts,
+                                   std::span<const runtime::Buffer> args) const override {
+    return backend_.run(jaxpr_, consts, args);
+  }
+
+ private:
+  Backend& backend_;
+  const Jaxpr& jaxpr_;
+};
+
 }  // namespace
+
+std::shared_ptr<const PreparedProgram> Backend::prepare(const Jaxpr& jaxpr) {
+  return std::make_shared<RunEachTime>(*this, jaxpr);
+}
 
 std::shared_ptr<Backend> set_backend(std::shared_ptr<Backend> b) {
   std::lock_guard lock(g_mu);

@@ -13,6 +13,15 @@
 
 namespace cjax {
 
+// A program made ready once for many runs (the CPU back end compiles it): jit's cached calls run
+// it with no lookup.
+class PreparedProgram {
+ public:
+  virtual ~PreparedProgram() = default;
+  virtual std::vector<runtime::Buffer> run(std::span<const runtime::Buffer> consts,
+                                           std::span<const runtime::Buffer> args) const = 0;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -20,6 +29,9 @@ class Backend {
   virtual std::vector<runtime::Buffer> run(const Jaxpr& jaxpr,
                                            std::span<const runtime::Buffer> consts,
                                            std::span<const runtime::Buffer> args) = 0;
+  // `jaxpr` ready for repeated runs; `jaxpr` and this back end must outlive the result. By
+  // default each run goes through run().
+  virtual std::shared_ptr<const PreparedProgram> prepare(const Jaxpr& jaxpr);
 };
 
 // Installs `b` as the process's back end (null: the interpreter). Returns the previous one.

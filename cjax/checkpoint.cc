@@ -26,18 +26,6 @@ size_t RematCache::size() const {
   return entries_.size();
 }
 
-std::string remat_cache_key(const std::vector<FlatTree>& flat, const char* arg_types) {
-  std::string key = arg_types;
-  for (const FlatTree& t : flat) {
-    key += "|" + t.structure + ":";
-    for (const Array& leaf : t.leaves) {
-      if (!leaf.defined()) throw Error("checkpoint: an argument holds a null cjax::Array");
-      key += leaf.aval().str_short() + (leaf.weak_type() ? "w," : ",");
-    }
-  }
-  return key;
-}
-
 RematTrace make_remat_trace(TracedFunction traced, std::any out_proto, const PolicyRef& policy) {
   Jaxpr j = std::move(traced.closed.jaxpr);
   // JAX's convert_constvars_jaxpr: the constants become the leading inputs of the remat2 eqn.

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "cjax/bind.h"
+#include "cjax/jit_cache.h"
 #include "cjax/make_jaxpr.h"
 #include "cjax/pytree.h"
 #include "ir/jaxpr.h"
@@ -59,10 +60,6 @@ class RematCache {
   std::map<std::string, RematTrace> entries_;
 };
 
-// The cache key: the arguments' structures (with static values), the leaves' avals, and the
-// C++ argument types.
-std::string remat_cache_key(const std::vector<FlatTree>& flat, const char* arg_types);
-
 // Turns a traced function into a RematTrace (constvars become leading invars); a memory budget
 // is planned for it here (passes/memory/budget_plan.h).
 RematTrace make_remat_trace(TracedFunction traced, std::any out_proto, const PolicyRef& policy);
@@ -90,7 +87,7 @@ class Checkpointed {
     Call call(args...);
     std::vector<FlatTree> flat;
     std::apply([&](const auto&... a) { (flat.push_back(tree_flatten(a)), ...); }, call);
-    std::string key = detail::remat_cache_key(flat, typeid(Call).name());
+    std::string key = detail::trace_cache_key(flat, typeid(Call).name(), "checkpoint");
     std::optional<detail::RematTrace> t = cache_->find(key);
     if (!t) {
       std::optional<R> proto;

@@ -1,8 +1,13 @@
 #include "compiler/cpu/cpu_backend.h"
 
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <string>
+#include <string_view>
 
 #include "compiler/cpu/executable.h"
 #include "compiler/cpu/segments.h"
@@ -35,30 +40,68 @@ constexpr size_t kMaxCachedPrograms = 512;
 
 }  // namespace
 
-std::vector<runtime::Buffer> CpuBackend::run(const Jaxpr& jaxpr,
-                                             std::span<const runtime::Buffer> consts,
-                                             std::span<const runtime::Buffer> args) {
+namespace {
+
+// With CJAX_LOG_COMPILES set (not 0), each compile says what it compiled and how long it took.
+bool log_compiles() {
+  static const bool on = [] {
+    const char* v = std::getenv("CJAX_LOG_COMPILES");
+    return v && *v && std::string_view(v) != "0";
+  }();
+  return on;
+}
+
+class CompiledProgram final : public PreparedProgram {
+ public:
+  explicit CompiledProgram(std::shared_ptr<const lower::Executable> exe) : exe_(std::move(exe)) {}
+  std::vector<runtime::Buffer> run(std::span<const runtime::Buffer> consts,
+                                   std::span<const runtime::Buffer> args) const override {
+    std::vector<runtime::Buffer> all;
+    all.reserve(consts.size() + args.size());
+    all.insert(all.end(), consts.begin(), consts.end());
+    all.insert(all.end(), args.begin(), args.end());
+    return exe_->run(all);
+  }
+
+ private:
+  std::shared_ptr<const lower::Executable> exe_;
+};
+
+}  // namespace
+
+std::shared_ptr<const lower::Executable> CpuBackend::executable(const Jaxpr& jaxpr) {
   Jaxpr open = consts_as_arguments(jaxpr);
   // The exact text is cheap to write; the printed one is the fallback for programs holding a
   // policy or an opaque value (printed by name).
   std::optional<std::string> exact = lower::exact_text(open);
   const std::string key = exact ? std::string("exact:").append(*exact)
                                 : std::string("printed:").append(to_string(open));
-  std::shared_ptr<const lower::Executable> exe;
   {
     std::lock_guard lock(cache_->mu);
-    if (auto it = cache_->programs.find(key); it != cache_->programs.end()) exe = it->second;
+    if (auto it = cache_->programs.find(key); it != cache_->programs.end()) return it->second;
   }
-  if (!exe) {
-    const std::string name = jaxpr.debug ? jaxpr.debug->function_name : "";
-    exe = lower::compile(open, name);
-    std::lock_guard lock(cache_->mu);
-    if (cache_->programs.size() >= kMaxCachedPrograms) cache_->programs.clear();
-    cache_->programs.emplace(key, exe);
-  }
-  std::vector<runtime::Buffer> all(consts.begin(), consts.end());
-  all.insert(all.end(), args.begin(), args.end());
-  return exe->run(all);
+  const std::string name = jaxpr.debug ? jaxpr.debug->function_name : "";
+  const auto t0 = std::chrono::steady_clock::now();
+  std::shared_ptr<const lower::Executable> exe = lower::compile(open, name);
+  if (log_compiles())
+    fmt::print(
+        stderr, "cjax: compiled {} ({} eqns, {} inputs) in {:.1f} ms\n",
+        name.empty() ? "a program" : "'" + name + "'", open.eqns.size(), open.invars.size(),
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  std::lock_guard lock(cache_->mu);
+  if (cache_->programs.size() >= kMaxCachedPrograms) cache_->programs.clear();
+  cache_->programs.emplace(key, exe);
+  return exe;
+}
+
+std::vector<runtime::Buffer> CpuBackend::run(const Jaxpr& jaxpr,
+                                             std::span<const runtime::Buffer> consts,
+                                             std::span<const runtime::Buffer> args) {
+  return CompiledProgram(executable(jaxpr)).run(consts, args);
+}
+
+std::shared_ptr<const PreparedProgram> CpuBackend::prepare(const Jaxpr& jaxpr) {
+  return std::make_shared<CompiledProgram>(executable(jaxpr));
 }
 
 size_t CpuBackend::compiled_programs() const {

@@ -10,12 +10,18 @@
 
 namespace cjax {
 
+namespace lower {
+class Executable;
+}  // namespace lower
+
 // The back end: compiles each program it is asked to run (keyed by its exact text, with its
 // consts passed as arguments so captured values never go stale) and keeps the executable.
 class CpuBackend final : public Backend {
  public:
   std::vector<runtime::Buffer> run(const Jaxpr& jaxpr, std::span<const runtime::Buffer> consts,
                                    std::span<const runtime::Buffer> args) override;
+  // Compiled now (or found in the cache); runs call the executable directly.
+  std::shared_ptr<const PreparedProgram> prepare(const Jaxpr& jaxpr) override;
   size_t compiled_programs() const;  // cache entries, for tests and `cjax bench`
 
   struct Cache;
@@ -23,6 +29,7 @@ class CpuBackend final : public Backend {
   ~CpuBackend() override;
 
  private:
+  std::shared_ptr<const lower::Executable> executable(const Jaxpr& jaxpr);
   std::unique_ptr<Cache> cache_;
 };
 

@@ -74,5 +74,56 @@ TEST_CASE("a captured array with new values gives new results from the cached pr
   CHECK(second == Approx(f(x).item()));
 }
 
+TEST_CASE("jit traces once per call signature and runs the compiled program after") {
+  int traces = 0;
+  auto f = [&traces](const Array& x) {
+    ++traces;
+    return jnp::sum(jnp::sin(x) * 2.0);
+  };
+  auto jf = jit(f);
+  auto* cpu = dynamic_cast<CpuBackend*>(current_backend().get());
+  const Array x = filled({4}, 0.3);
+  const Array first = jf(x);
+  const size_t compiled = cpu->compiled_programs();
+  const Array second = jf(filled({4}, 0.7));  // same signature, other values
+  CHECK(traces == 1);
+  CHECK(jf.cache_size() == 1);
+  CHECK(cpu->compiled_programs() == compiled);
+  jf(filled({5}, 0.3));  // another shape
+  CHECK(traces == 2);
+  ShapedArray f64(DType::f64, {4});
+  const std::vector<double> values{0.1, 0.2, 0.3, 0.4};
+  jf(Array::from_buffer(runtime::Buffer::from_data<double>(f64, values)));
+  CHECK(traces == 3);                  // another dtype
+  jf(Array::scalar(0.5, DType::f32));  // a strongly typed f32[] ...
+  jf(0.5);                             // ... and a C++ number (weak f32[]) are two signatures
+  CHECK(traces == 5);
+  jf(x);
+  CHECK(traces == 5);
+  CHECK(jf.cache_size() == 5);
+  UseInterpreter interp;  // the cached trace runs on the interpreter too
+  test::require_close(first.buffer(), f(x).buffer());
+  test::require_close(second.buffer(), f(filled({4}, 0.7)).buffer());
+  test::require_close(jf(x).buffer(), first.buffer());
+  CHECK(traces == 7);  // (f itself, twice, for the reference values)
+}
+
+TEST_CASE("jit retraces for another tree structure") {
+  int traces = 0;
+  auto total = [&traces](const std::vector<Array>& xs) {
+    ++traces;
+    Array s = jnp::sum(xs.at(0));
+    for (size_t i = 1; i < xs.size(); ++i) s = s + jnp::sum(xs[i]);
+    return s;
+  };
+  auto jt = jit(total);
+  const Array a = filled({3}, 0.1), b = filled({3}, 0.2), c = filled({3}, 0.3);
+  const double two = jt(std::vector<Array>{a, b}).item();
+  const double three = jt(std::vector<Array>{a, b, c}).item();
+  jt(std::vector<Array>{b, a});
+  CHECK(traces == 2);
+  CHECK(three == Approx(two + jnp::sum(c).item()));
+}
+
 }  // namespace
 }  // namespace cjax

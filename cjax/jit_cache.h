@@ -1,0 +1,58 @@
+// jit's trace cache (cjax/jit.h): one entry per distinct call signature, keyed as JAX keys jit's
+// cache: each argument's tree structure (with its static values), every leaf's shape, dtype and
+// weak type, and the C++ argument types. An entry keeps the traced program and, once it has run
+// on a back end, that back end's prepared (compiled) program, so a repeated call neither traces
+// nor looks anything up by text.
+#pragma once
+
+#include <any>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cjax/array.h"
+#include "cjax/backend.h"
+#include "cjax/pytree.h"
+#include "cjax/trace.h"
+
+namespace cjax::detail {
+
+// The key of a traced call: the arguments' structures (with static values), the leaves' avals and
+// weak types, and the C++ argument types. `api` names the caller in the error for a null leaf.
+std::string trace_cache_key(const std::vector<FlatTree>& flat, const char* arg_types,
+                            std::string_view api);
+
+struct JitEntry {
+  ClosedTrace closed;
+  std::any out_proto;  // f's result, a prototype for tree_unflatten
+
+  std::mutex mu;  // guards the two below
+  std::shared_ptr<Backend> backend;
+  std::shared_ptr<const PreparedProgram> program;
+};
+
+class JitCache {
+ public:
+  std::shared_ptr<JitEntry> find(const std::string& key) const;
+  // Keeps `entry` unless another thread stored one under `key` first; returns the one kept.
+  std::shared_ptr<JitEntry> insert(const std::string& key, std::shared_ptr<JitEntry> entry);
+  size_t size() const;
+
+ private:
+  mutable std::mutex mu_;
+  std::map<std::string, std::shared_ptr<JitEntry>> entries_;
+};
+
+// Runs a cached trace on concrete arguments: with the installed back end's program prepared for
+// it (on first use, and again if another back end was installed since), else on the interpreter.
+std::vector<Array> run_jit_entry(JitEntry& entry, std::span<const Array> args);
+
+// With CJAX_LOG_COMPILES set (not 0): "cjax: jit: tracing for (f32[4,3], f32[]weak)", once per
+// trace, as jax_log_compiles reports each compilation.
+void log_jit_trace(std::span<const Array> leaves);
+
+}  // namespace cjax::detail
