@@ -132,8 +132,29 @@ const runtime::Buffer& Array::values(const SourceInfo& src) const {
         fmt::format("{}cannot read the value of an abstract Array ({}): it is a ShapeDtype "
                     "spec without data",
                     src.known() ? src.position() + ": " : "", impl.aval.str_short()));
+  if (impl.deleted)
+    throw Error(fmt::format(
+        "{}the Array ({}) has been deleted: it was donated to a jit call (donate_argnums), "
+        "which consumed its buffer; use what the call returned instead",
+        src.known() ? src.position() + ": " : "", impl.aval.str_short()));
   return impl.buffer;
 }
+
+bool Array::is_deleted() const {
+  return impl_ && impl_->deleted;
+}
+
+namespace detail {
+
+runtime::Buffer take_donated_buffer(const Array& x) {
+  const runtime::Buffer& b = x.buffer();  // throws for tracers, abstract and deleted Arrays
+  runtime::Buffer taken = b;
+  x.impl()->buffer = runtime::Buffer();
+  x.impl()->deleted = true;
+  return taken;
+}
+
+}  // namespace detail
 
 const runtime::Buffer& Array::buffer() const {
   return values(SourceInfo());

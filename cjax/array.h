@@ -66,6 +66,9 @@ class Array {
   bool weak_type() const { return aval().weak_type; }
 
   bool is_concrete() const;
+  // Whether the Array was donated to a jit call (donate_argnums), which consumed its buffer:
+  // reading it then throws cjax::Error, as JAX's deleted arrays do.
+  bool is_deleted() const;
   bool is_tracer() const;
   bool is_abstract() const;
   // A C++ number (or a conversion of one): folded by conversions, a Literal when staged.

@@ -208,6 +208,7 @@ std::string Array::to_string() const {
     return fmt::format("Traced<{}>", a.str_short());
   if (impl_->kind == detail::ArrayImpl::Kind::abstract)
     return fmt::format("ShapeDtype({})", a.str_short());
+  if (impl_->deleted) return fmt::format("Array(deleted, {})", a.str_short());
   std::vector<double> vals = impl_->buffer.to_doubles();
   bool summarize = vals.size() > kThreshold;
   Formatter f{a.dtype};

@@ -35,6 +35,7 @@
 
 #include "cjax/autodiff_args.h"
 #include "cjax/autodiff_core.h"
+#include "cjax/jit_cache.h"
 
 namespace cjax {
 
@@ -209,7 +210,8 @@ namespace detail {
 // arguments' dtypes (integers and bools need AllowInt) and f's output. With `Aux`, f returns
 // (value, aux) and the first result is that pair.
 template <bool Aux, bool AllowInt, class F, class Sel, class... A>
-auto value_and_grad_call(const F& f, const Sel& sel, const char* api, const A&... a) {
+auto value_and_grad_call(const F& f, const Sel& sel, const char* api, JitCache* cache,
+                         const A&... a) {
   using S = Selection<Sel, A...>;
   typename S::Call call = S::convert(sel, a...);
   FlatArgs fa = flatten_tuple(call, S::mask(api, sel));
@@ -227,23 +229,23 @@ auto value_and_grad_call(const F& f, const Sel& sel, const char* api, const A&..
   check_grad_output(api, n_val, aval ? &*aval : nullptr);
   std::vector<bool> out_diff(j.outvars.size(), false);
   out_diff[0] = true;
-  VjpFlat v(traced.closed, fa.primals, out_diff);
-  // JAX's _one(ans): a 1 of the output's dtype (weak when the output is), a literal when staged.
-  Array seed =
-      Array::from_buffer(runtime::Buffer::full(ShapedArray(aval->dtype, {}), 1.0), aval->weak_type);
-  std::vector<Array> cts = v.apply(std::span<const Array>(&seed, 1));
-  RA value = tree_unflatten(traced.proto, v.outs());
-  return std::make_pair(std::move(value), S::pick(sel, rebuild_args(call, fa, cts)));
+  GradValues g = value_and_grad_flat(traced.closed, fa.primals, out_diff, cache);
+  RA value = tree_unflatten(traced.proto, g.outs);
+  return std::make_pair(std::move(value), S::pick(sel, rebuild_args(call, fa, g.cotangents)));
 }
 
+// On concrete arrays, f is traced on every call (so values it captures are read afresh, as JAX's
+// grad reads them) and the differentiated program is cached by that trace (value_and_grad_flat):
+// a repeated call neither differentiates nor compiles. jit(grad(f)) skips the tracing too.
 template <class F, class Sel, bool WithValue, bool Aux, bool AllowInt>
 class GradFunction {
  public:
-  GradFunction(F f, Sel sel) : f_(std::move(f)), sel_(std::move(sel)) {}
+  GradFunction(F f, Sel sel)
+      : f_(std::move(f)), sel_(std::move(sel)), cache_(std::make_shared<JitCache>()) {}
   template <class... A>
   auto operator()(const A&... args) const {
     auto [value, grads] = value_and_grad_call<Aux, AllowInt>(
-        f_, sel_, WithValue ? "value_and_grad" : "grad", args...);
+        f_, sel_, WithValue ? "value_and_grad" : "grad", cache_.get(), args...);
     if constexpr (WithValue)
       return std::make_pair(std::move(value), std::move(grads));
     else if constexpr (Aux)
@@ -252,9 +254,13 @@ class GradFunction {
       return grads;
   }
 
+  // How many distinct traces have been differentiated on concrete arrays (each once).
+  size_t cache_size() const { return cache_->size(); }
+
  private:
   F f_;
   Sel sel_;
+  std::shared_ptr<JitCache> cache_;
 };
 
 // The options grad and value_and_grad take after argnums, in any order.

@@ -4,9 +4,11 @@
 
 #include "cjax/backend.h"
 #include "cjax/eval_jaxpr.h"
+#include "cjax/jit_cache.h"
 #include "cjax/lax.h"
 #include "cjax/numpy.h"
 #include "ir/errors.h"
+#include "ir/exact_text.h"
 #include "passes/jvp.h"
 #include "passes/pipeline.h"
 #include "passes/vjp.h"
@@ -143,6 +145,82 @@ std::vector<Array> VjpFlat::apply(std::span<const Array> cotangents) const {
   for (size_t i = 0; i < cotangents.size(); ++i)
     args.push_back(coerce_to_aval(cotangents[i], ct_avals_[i], "vjp", "cotangent", i));
   return eval_jaxpr(*bwd_, {}, args);
+}
+
+// ---- value_and_grad ---------------------------------------------------------------------------
+
+namespace {
+
+// JAX's _one(ans): a 1 of the output's dtype (weak when the output is).
+Array one_like(const ShapedArray& aval) {
+  return Array::from_buffer(runtime::Buffer::full(ShapedArray(aval.dtype, {}), 1.0),
+                            aval.weak_type);
+}
+
+GradValues replay_value_and_grad(const ClosedTrace& f, std::span<const Array> primals,
+                                 const std::vector<bool>& out_differentiated) {
+  VjpFlat v(f, primals, out_differentiated);
+  const Array seed = one_like(f.jaxpr.outvars[0].aval());
+  std::vector<Array> cts = v.apply(std::span<const Array>(&seed, 1));
+  return {v.outs(), std::move(cts)};
+}
+
+// The whole computation as one program over (f's captured values, f's invars): its outputs,
+// then the invars' cotangents.
+ClosedTrace value_and_grad_program(const Jaxpr& f, const std::vector<bool>& out_differentiated) {
+  StepOptions options;
+  options.out_differentiated = out_differentiated;
+  TrainingStep p = training_step(f, options);
+  expect_no_consts("grad", p.bwd);
+  std::vector<ShapedArray> in_avals;
+  for (const Var& v : f.constvars) in_avals.push_back(v.aval());
+  for (const Var& v : f.invars) in_avals.push_back(v.aval());
+  const size_t nc = f.constvars.size(), m = f.outvars.size();
+  const Array seed = one_like(f.outvars[0].aval());
+  return trace_to_jaxpr(
+      [&](std::span<const Array> in) {
+        std::vector<Array> all = eval_jaxpr(p.fwd, in.first(nc), in.subspan(nc));
+        std::vector<Array> bwd_in(all.begin() + static_cast<std::ptrdiff_t>(m), all.end());
+        bwd_in.push_back(seed);
+        std::vector<Array> out(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(m));
+        for (Array& ct : eval_jaxpr(p.bwd, {}, bwd_in)) out.push_back(std::move(ct));
+        return out;
+      },
+      in_avals);
+}
+
+// At most this many differentiated programs per grad function: a function that makes a new
+// policy on every call (a checkpoint built inside it) has a new key each time.
+constexpr size_t kMaxGradPrograms = 64;
+
+}  // namespace
+
+GradValues value_and_grad_flat(const ClosedTrace& f, std::span<const Array> primals,
+                               const std::vector<bool>& out_differentiated, JitCache* cache) {
+  if (!cache || is_tracing()) return replay_value_and_grad(f, primals, out_differentiated);
+  // f's captured values are inputs of the program, not part of its key; policies are keyed by
+  // identity, and the entry keeps them alive.
+  std::vector<PolicyRef> policies;
+  ExactTextWriter text(&policies);
+  text.jaxpr(f.jaxpr, /*consts_are_inputs=*/true);
+  if (!text.exact()) return replay_value_and_grad(f, primals, out_differentiated);
+  std::string key = text.take();
+  for (bool d : out_differentiated) key += d ? '1' : '0';
+  std::shared_ptr<JitEntry> entry = cache->find(key);
+  if (!entry) {
+    log_trace("grad: differentiating", primals);
+    auto fresh = std::make_shared<JitEntry>();
+    fresh->closed = value_and_grad_program(f.jaxpr, out_differentiated);
+    fresh->pinned_policies = std::move(policies);
+    if (cache->size() >= kMaxGradPrograms) cache->clear();
+    entry = cache->insert(key, std::move(fresh));
+  }
+  std::vector<Array> inputs = f.consts;
+  inputs.insert(inputs.end(), primals.begin(), primals.end());
+  std::vector<Array> all = run_jit_entry(*entry, inputs);
+  const auto m = static_cast<std::ptrdiff_t>(f.jaxpr.outvars.size());
+  return {std::vector<Array>(all.begin(), all.begin() + m),
+          std::vector<Array>(all.begin() + m, all.end())};
 }
 
 }  // namespace cjax::detail

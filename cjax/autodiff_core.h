@@ -96,6 +96,21 @@ class VjpFlat {
   std::vector<ShapedArray> ct_avals_;
 };
 
+class JitCache;
+
+// value_and_grad's values: f's outputs, and the cotangents of its invars for a cotangent of 1 on
+// output 0 (`out_differentiated[i]` false: output i, has_aux's aux, gets none). On concrete
+// arrays with a `cache`, the forward and backward computation is one program, differentiated
+// once per distinct trace of f (its exact text: ir/exact_text.h) and run from the cache with no
+// pass; the values f captured are that program's inputs, read afresh on every call as JAX's grad
+// reads them. Under a trace, without a cache, or for a trace text cannot key (a nested jaxpr's
+// consts), it is vjp's forward and backward replay.
+struct GradValues {
+  std::vector<Array> outs, cotangents;
+};
+GradValues value_and_grad_flat(const ClosedTrace& f, std::span<const Array> primals,
+                               const std::vector<bool>& out_differentiated, JitCache* cache);
+
 // grad's checks on the (single) differentiated output; `api` names the caller in messages.
 void check_grad_output(std::string_view api, size_t num_leaves, const ShapedArray* aval);
 

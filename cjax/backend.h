@@ -20,6 +20,12 @@ class PreparedProgram {
   virtual ~PreparedProgram() = default;
   virtual std::vector<runtime::Buffer> run(std::span<const runtime::Buffer> consts,
                                            std::span<const runtime::Buffer> args) const = 0;
+  // run(), where the caller gives up `args` (jit's donate_argnums): the program may free each one
+  // as soon as it has read it last. By default, run().
+  virtual std::vector<runtime::Buffer> run_consuming(std::span<const runtime::Buffer> consts,
+                                                     std::vector<runtime::Buffer> args) const {
+    return run(consts, args);
+  }
 };
 
 class Backend {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "cjax/array_impl.h"
 #include "cjax/eval_jaxpr.h"
 #include "ir/errors.h"
 
@@ -41,12 +42,32 @@ size_t JitCache::size() const {
   return entries_.size();
 }
 
-std::vector<Array> run_jit_entry(JitEntry& e, std::span<const Array> args) {
+void JitCache::clear() {
+  std::lock_guard lock(mu_);
+  entries_.clear();
+}
+
+namespace {
+
+// Deletes the donated arguments the interpreter has run on (their values are no longer needed).
+void delete_donated(std::span<const Array> args, const std::vector<bool>& donated) {
+  for (size_t i = 0; i < donated.size() && i < args.size(); ++i)
+    if (donated[i]) take_donated_buffer(args[i]);
+}
+
+}  // namespace
+
+std::vector<Array> run_jit_entry(JitEntry& e, std::span<const Array> args,
+                                 const std::vector<bool>& donated) {
   std::shared_ptr<Backend> backend = current_backend();
   auto concrete = [](const Array& x) { return x.is_concrete(); };
   if (!backend || e.closed.jaxpr.eqns.empty() || !std::all_of(args.begin(), args.end(), concrete) ||
-      !std::all_of(e.closed.consts.begin(), e.closed.consts.end(), concrete))
-    return eval_jaxpr(e.closed, args);  // the interpreter, which also reports abstract values
+      !std::all_of(e.closed.consts.begin(), e.closed.consts.end(), concrete)) {
+    // The interpreter, which also reports abstract values.
+    std::vector<Array> outs = eval_jaxpr(e.closed, args);
+    delete_donated(args, donated);
+    return outs;
+  }
   std::shared_ptr<const PreparedProgram> program;
   {
     std::lock_guard lock(e.mu);
@@ -62,8 +83,20 @@ std::vector<Array> run_jit_entry(JitEntry& e, std::span<const Array> args) {
   consts.reserve(e.closed.consts.size());
   inputs.reserve(args.size());
   for (const Array& c : e.closed.consts) consts.push_back(c.buffer());
-  for (const Array& a : args) inputs.push_back(a.buffer());
-  std::vector<runtime::Buffer> results = program->run(consts, inputs);
+  for (const Array& a : args) a.buffer();  // a deleted argument fails before any is taken
+  for (size_t i = 0; i < donated.size() && i < args.size(); ++i)
+    for (size_t j = 0; donated[i] && j < args.size(); ++j)
+      if (j != i && args[j].id() == args[i].id())
+        throw UsageError(fmt::format(
+            "jit: argument leaf {} is donated (donate_argnums) and also passed as leaf {}: a "
+            "donated array can be passed once",
+            i, j));
+  for (size_t i = 0; i < args.size(); ++i)
+    inputs.push_back(i < donated.size() && donated[i] ? take_donated_buffer(args[i])
+                                                      : args[i].buffer());
+  std::vector<runtime::Buffer> results = donated.empty()
+                                             ? program->run(consts, inputs)
+                                             : program->run_consuming(consts, std::move(inputs));
   std::vector<Array> outs;
   outs.reserve(results.size());
   for (size_t i = 0; i < results.size(); ++i)
@@ -72,7 +105,7 @@ std::vector<Array> run_jit_entry(JitEntry& e, std::span<const Array> args) {
   return outs;
 }
 
-void log_jit_trace(std::span<const Array> leaves) {
+void log_trace(std::string_view what, std::span<const Array> leaves) {
   static const bool on = [] {
     const char* v = std::getenv("CJAX_LOG_COMPILES");
     return v && *v && std::string_view(v) != "0";
@@ -81,7 +114,7 @@ void log_jit_trace(std::span<const Array> leaves) {
   std::string avals;
   for (const Array& x : leaves)
     avals += (avals.empty() ? "" : ", ") + x.aval().str_short() + (x.weak_type() ? "weak" : "");
-  fmt::print(stderr, "cjax: jit: tracing for ({})\n", avals);
+  fmt::print(stderr, "cjax: {} for ({})\n", what, avals);
 }
 
 }  // namespace cjax::detail

@@ -28,7 +28,8 @@ std::string trace_cache_key(const std::vector<FlatTree>& flat, const char* arg_t
 
 struct JitEntry {
   ClosedTrace closed;
-  std::any out_proto;  // f's result, a prototype for tree_unflatten
+  std::any out_proto;                      // f's result, a prototype for tree_unflatten
+  std::vector<PolicyRef> pinned_policies;  // what the entry's key names by identity
 
   std::mutex mu;  // guards the two below
   std::shared_ptr<Backend> backend;
@@ -41,6 +42,7 @@ class JitCache {
   // Keeps `entry` unless another thread stored one under `key` first; returns the one kept.
   std::shared_ptr<JitEntry> insert(const std::string& key, std::shared_ptr<JitEntry> entry);
   size_t size() const;
+  void clear();
 
  private:
   mutable std::mutex mu_;
@@ -49,10 +51,13 @@ class JitCache {
 
 // Runs a cached trace on concrete arguments: with the installed back end's program prepared for
 // it (on first use, and again if another back end was installed since), else on the interpreter.
-std::vector<Array> run_jit_entry(JitEntry& entry, std::span<const Array> args);
+// Arguments with `donated[i]` set give their buffers to the call and are deleted after it
+// (jit's donate_argnums); empty: none.
+std::vector<Array> run_jit_entry(JitEntry& entry, std::span<const Array> args,
+                                 const std::vector<bool>& donated = {});
 
-// With CJAX_LOG_COMPILES set (not 0): "cjax: jit: tracing for (f32[4,3], f32[]weak)", once per
-// trace, as jax_log_compiles reports each compilation.
-void log_jit_trace(std::span<const Array> leaves);
+// With CJAX_LOG_COMPILES set (not 0): "cjax: jit: tracing for (f32[4,3], f32[]weak)" (`what` is
+// "jit: tracing"), once per trace, as jax_log_compiles reports each compilation.
+void log_trace(std::string_view what, std::span<const Array> leaves);
 
 }  // namespace cjax::detail

@@ -65,6 +65,7 @@ Atom Frame::to_atom(const Array& x) {
       return add_const(impl.var.id(), x);
     }
     case ArrayImpl::Kind::concrete:
+      if (impl.deleted) (void)x.buffer();  // throws: a donated Array has no value
       if (impl.aval.rank() == 0) return literal_of(x);
       return add_const(&impl, x);
     case ArrayImpl::Kind::abstract:

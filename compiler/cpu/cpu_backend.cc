@@ -11,6 +11,7 @@
 
 #include "compiler/cpu/executable.h"
 #include "compiler/cpu/segments.h"
+#include "ir/exact_text.h"
 #include "ir/print/printer.h"
 
 namespace cjax {
@@ -60,7 +61,15 @@ class CompiledProgram final : public PreparedProgram {
     all.reserve(consts.size() + args.size());
     all.insert(all.end(), consts.begin(), consts.end());
     all.insert(all.end(), args.begin(), args.end());
-    return exe_->run(all);
+    return exe_->run_consuming(std::move(all));
+  }
+  std::vector<runtime::Buffer> run_consuming(std::span<const runtime::Buffer> consts,
+                                             std::vector<runtime::Buffer> args) const override {
+    std::vector<runtime::Buffer> all;
+    all.reserve(consts.size() + args.size());
+    all.insert(all.end(), consts.begin(), consts.end());
+    for (runtime::Buffer& a : args) all.push_back(std::move(a));
+    return exe_->run_consuming(std::move(all));
   }
 
  private:
@@ -73,7 +82,7 @@ std::shared_ptr<const lower::Executable> CpuBackend::executable(const Jaxpr& jax
   Jaxpr open = consts_as_arguments(jaxpr);
   // The exact text is cheap to write; the printed one is the fallback for programs holding a
   // policy or an opaque value (printed by name).
-  std::optional<std::string> exact = lower::exact_text(open);
+  std::optional<std::string> exact = exact_text(open);
   const std::string key = exact ? std::string("exact:").append(*exact)
                                 : std::string("printed:").append(to_string(open));
   {
@@ -83,11 +92,24 @@ std::shared_ptr<const lower::Executable> CpuBackend::executable(const Jaxpr& jax
   const std::string name = jaxpr.debug ? jaxpr.debug->function_name : "";
   const auto t0 = std::chrono::steady_clock::now();
   std::shared_ptr<const lower::Executable> exe = lower::compile(open, name);
-  if (log_compiles())
-    fmt::print(
-        stderr, "cjax: compiled {} ({} eqns, {} inputs) in {:.1f} ms\n",
-        name.empty() ? "a program" : "'" + name + "'", open.eqns.size(), open.invars.size(),
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  if (log_compiles()) {
+    const lower::CompileStats& st = exe->compile_stats();
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    const std::string what =
+        fmt::format("{} ({} eqns, {} inputs)", name.empty() ? "a program" : "'" + name + "'",
+                    open.eqns.size(), open.invars.size());
+    if (st.from_cache)
+      fmt::print(stderr,
+                 "cjax: loaded {} from the compilation cache in {:.1f} ms (lower {:.1f}, cache "
+                 "{:.1f})\n",
+                 what, ms, st.lower_ms, st.cache_ms);
+    else
+      fmt::print(stderr,
+                 "cjax: compiled {} in {:.1f} ms (lower {:.1f}, mlir {:.1f}, llvm {:.1f} of "
+                 "which opt {:.1f}, cache {:.1f})\n",
+                 what, ms, st.lower_ms, st.optimize_ms, st.jit_ms, st.llvm_opt_ms, st.cache_ms);
+  }
   std::lock_guard lock(cache_->mu);
   if (cache_->programs.size() >= kMaxCachedPrograms) cache_->programs.clear();
   cache_->programs.emplace(key, exe);

@@ -12,7 +12,10 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <functional>
+#include <sstream>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -20,6 +23,9 @@
 #include "compiler/cpu/async_tasks.h"
 #include "compiler/cpu/lowering.h"
 #include "compiler/cpu/mlir_pipeline.h"
+#include "compiler/cpu/object_cache.h"
+#include "compiler/cpu/object_loader.h"
+#include "compiler/cpu/parallel_loops.h"
 #include "compiler/cpu/runtime_symbols.h"
 #include "compiler/cpu/segments.h"
 #include "compiler/cpu/target_cpu.h"
@@ -46,8 +52,9 @@ struct Step {
 
 struct Executable::Impl {
   std::vector<std::unique_ptr<RuntimeCall>> calls;
-  std::vector<const RuntimeCall*> call_table;  // what the compiled code indexes
-  std::unique_ptr<mlir::ExecutionEngine> engine;
+  std::vector<const RuntimeCall*> call_table;     // what the compiled code indexes
+  std::unique_ptr<mlir::ExecutionEngine> engine;  // freshly compiled code
+  std::unique_ptr<llvm::orc::LLJIT> linked;       // or code from the persistent cache
   std::vector<CompiledFunction> functions;
   std::vector<Step> steps;
   size_t num_slots = 0;
@@ -61,7 +68,7 @@ struct Executable::Impl {
   // A worker of the async runtime may still be returning through this engine's code after the
   // last call woke its caller (async_tasks.h).
   ~Impl() {
-    if (engine) wait_for_async_tasks();
+    if (engine || linked) wait_for_async_tasks();
   }
 };
 
@@ -89,6 +96,7 @@ std::vector<int64_t> descriptor(const runtime::Buffer& b) {
 // Threads pay off only for loops of many elements (written, or read by a reduction); a program
 // without any compiles faster (no async runtime code) and runs without task overhead.
 bool worth_parallel_loops(const Jaxpr& j) {
+  if (max_parallel_loops() == 0) return false;
   for (const Eqn& e : j.eqns) {
     for (const Var& v : e.outputs)
       if (v.aval().size() >= kMinParallelElements) return true;
@@ -103,9 +111,11 @@ bool worth_parallel_loops(const Jaxpr& j) {
 // fully unrolled every short loop (a tanh over 8x64 became 32 copies of the polynomial) and
 // tripled the JIT time of small programs, while the long loops run as fast without it (the
 // vectorizer interleaves them anyway): a 1000-layer chain's JIT went from ~290 to ~75 ms, a
-// GELU over 64x8192 kept its 0.29 ms.
-std::function<llvm::Error(llvm::Module*)> optimizing_transformer(llvm::TargetMachine* machine) {
-  return [machine](llvm::Module* m) -> llvm::Error {
+// GELU over 64x8192 kept its 0.29 ms. Adds the time it takes to `*ms`.
+std::function<llvm::Error(llvm::Module*)> optimizing_transformer(llvm::TargetMachine* machine,
+                                                                 double* ms) {
+  return [machine, ms](llvm::Module* m) -> llvm::Error {
+    const auto t0 = Clock::now();
     llvm::LoopAnalysisManager loops;
     llvm::FunctionAnalysisManager functions;
     llvm::CGSCCAnalysisManager sccs;
@@ -122,6 +132,7 @@ std::function<llvm::Error(llvm::Module*)> optimizing_transformer(llvm::TargetMac
     builder.registerLoopAnalyses(loops);
     builder.crossRegisterProxies(loops, functions, sccs, modules);
     builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(*m, modules);
+    *ms += ms_since(t0);
     return llvm::Error::success();
   };
 }
@@ -263,6 +274,57 @@ mlir::OwningOpRef<mlir::ModuleOp> lower_planned(mlir::MLIRContext& ctx, Executab
 
 }  // namespace
 
+namespace {
+
+std::string module_text(mlir::ModuleOp module) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  module.print(os);
+  return text;
+}
+
+// What the code generator was set up for, as part of the persistent cache's key: the same module
+// compiles to other code for another CPU, or with the async runtime's parallel loops.
+std::string target_description(const llvm::TargetMachine& machine, bool parallel) {
+  return fmt::format("{}|{}|{}|parallel={}x{}", machine.getTargetTriple().str(),
+                     machine.getTargetCPU().str(), machine.getTargetFeatureString().str(),
+                     parallel && !async_runtime_symbols().empty(), max_parallel_loops());
+}
+
+// Links cached object code into `impl` and finds its functions; false (and `impl` without code)
+// when the object does not link, so the caller compiles afresh.
+bool link_cached(Executable::Impl& impl, const std::string& object) {
+  try {
+    impl.linked = link_object(object, impl.where);
+    for (CompiledFunction& f : impl.functions)
+      f.entry = packed_entry(*impl.linked, f.name, impl.where);
+    return true;
+  } catch (const Error&) {
+    impl.linked.reset();
+    for (CompiledFunction& f : impl.functions) f.entry = nullptr;
+    return false;
+  }
+}
+
+// The engine's object code, stored in the persistent cache under `key`.
+void store_object(mlir::ExecutionEngine& engine, const std::filesystem::path& dir,
+                  const std::string& key) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return;
+  const std::filesystem::path dump = temporary_path(dir, key);
+  engine.dumpToObjectFile(dump.string());
+  std::ostringstream object;
+  {
+    std::ifstream in(dump, std::ios::binary);
+    if (in) object << in.rdbuf();
+  }
+  std::filesystem::remove(dump, ec);
+  if (!object.str().empty()) store_cached_object(dir, key, object.str());
+}
+
+}  // namespace
+
 std::shared_ptr<const Executable> compile(const Jaxpr& jaxpr, const std::string& where,
                                           const CompileOptions& options) {
   auto impl = std::make_shared<Executable::Impl>();
@@ -286,37 +348,46 @@ std::shared_ptr<const Executable> compile(const Jaxpr& jaxpr, const std::string&
     impl->call_table.push_back(c.get());
     impl->stats.runtime_calls.push_back(c->describe());
   }
+  const bool parallel = worth_parallel_loops(jaxpr);
+  // The optimizer and the code generator get the same CPU (target_cpu.h): without one, LLVM's
+  // cost model assumes no vector registers and no loop is vectorized (a GELU over 64x8192 took
+  // 1.4 ms scalar against 0.2 ms in AVX-512).
+  const std::unique_ptr<llvm::TargetMachine> machine = jit_target_machine(where);
+
+  // The persistent cache, keyed by the module before MLIR's passes: a hit skips them and LLVM.
+  const std::optional<std::filesystem::path> cache_dir = object_cache_dir();
+  std::string key;
+  if (cache_dir) {
+    t0 = Clock::now();
+    key = object_cache_key(module_text(*module), target_description(*machine, parallel));
+    if (std::optional<std::string> object = load_cached_object(*cache_dir, key)) {
+      impl->stats.from_cache = link_cached(*impl, *object);
+      std::error_code ec;
+      if (!impl->stats.from_cache) std::filesystem::remove(cached_object_path(*cache_dir, key), ec);
+    }
+    impl->stats.cache_ms = ms_since(t0);
+    if (impl->stats.from_cache) return std::make_shared<Executable>(std::move(impl));
+  }
 
   t0 = Clock::now();
-  run_pipeline(*module, diags, worth_parallel_loops(jaxpr));
+  run_pipeline(*module, diags, parallel);
   impl->stats.optimize_ms = ms_since(t0);
 
   t0 = Clock::now();
   mlir::ExecutionEngineOptions engine_options;
-  // engine_options.transformer is a function_ref: what it refers to must outlive create(). The
-  // optimizer and the code generator get the same CPU (target_cpu.h): without one, LLVM's cost
-  // model assumes no vector registers and no loop is vectorized (a GELU over 64x8192 took
-  // 1.4 ms scalar against 0.2 ms in AVX-512).
-  const std::unique_ptr<llvm::TargetMachine> machine = jit_target_machine(where);
-  std::function<llvm::Error(llvm::Module*)> optimize = optimizing_transformer(machine.get());
+  // engine_options.transformer is a function_ref: what it refers to must outlive create().
+  std::function<llvm::Error(llvm::Module*)> optimize =
+      optimizing_transformer(machine.get(), &impl->stats.llvm_opt_ms);
   engine_options.transformer = optimize;
   engine_options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
   engine_options.enablePerfNotificationListener = std::getenv("CJAX_PERF_MAP") != nullptr;
+  engine_options.enableObjectDump = cache_dir.has_value();
   auto engine = mlir::ExecutionEngine::create(*module, engine_options, jit_target_machine(where));
   if (!engine)
     throw Error(fmt::format("lower: the JIT could not compile {}: {} {}", program_name(where),
                             llvm::toString(engine.takeError()), diags.text()));
   impl->engine = std::move(*engine);
-  impl->engine->registerSymbols([](llvm::orc::MangleAndInterner interner) {
-    llvm::orc::SymbolMap map;
-    for (auto [name, address] : runtime_symbols())
-      map[interner(llvm::StringRef(name.data(), name.size()))] = {
-          llvm::orc::ExecutorAddr::fromPtr(address), llvm::JITSymbolFlags::Exported};
-    for (const auto& [name, address] : async_runtime_symbols())
-      map[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(address),
-                             llvm::JITSymbolFlags::Exported};
-    return map;
-  });
+  impl->engine->registerSymbols(runtime_symbol_map);
   for (CompiledFunction& f : impl->functions) {
     auto entry = impl->engine->lookupPacked("_mlir_ciface_" + f.name);
     if (!entry)
@@ -325,11 +396,21 @@ std::shared_ptr<const Executable> compile(const Jaxpr& jaxpr, const std::string&
     f.entry = *entry;
   }
   impl->stats.jit_ms = ms_since(t0);
+  if (cache_dir) {
+    t0 = Clock::now();
+    store_object(*impl->engine, *cache_dir, key);
+    impl->stats.cache_ms += ms_since(t0);
+  }
   return std::make_shared<Executable>(std::move(impl));
 }
 
 std::vector<runtime::Buffer> Executable::run(std::span<const runtime::Buffer> args,
                                              RunStats* stats) const {
+  return run_consuming(std::vector<runtime::Buffer>(args.begin(), args.end()), stats);
+}
+
+std::vector<runtime::Buffer> Executable::run_consuming(std::vector<runtime::Buffer> args,
+                                                       RunStats* stats) const {
   const Impl& m = *impl_;
   const size_t nconst = m.consts.size();
   if (args.size() + nconst != m.in_avals.size())
@@ -345,12 +426,16 @@ std::vector<runtime::Buffer> Executable::run(std::span<const runtime::Buffer> ar
   constexpr size_t kCheckedPeakBytes = size_t{64} << 20;
   if (m.memory.peak_bytes >= kCheckedPeakBytes) check_memory_need(m.memory);
   if (stats) runtime::reset_peak_bytes();
+  // The inputs' storage, to tell the outputs this call allocated from the inputs it hands back.
+  std::unordered_set<const void*> input_data;
+  if (stats) {
+    for (const runtime::Buffer& c : m.consts) input_data.insert(c.data());
+    for (const runtime::Buffer& a : args) input_data.insert(a.data());
+  }
   std::vector<runtime::Buffer> slots(m.num_slots);
   for (size_t k = 0; k < nconst; ++k) slots[k] = m.consts[k];
-  for (size_t i = 0; i < args.size(); ++i) slots[nconst + i] = args[i];
-  auto slots_in = [&](size_t k) -> const runtime::Buffer& {
-    return k < nconst ? m.consts[k] : args[k - nconst];
-  };
+  for (size_t i = 0; i < args.size(); ++i) slots[nconst + i] = std::move(args[i]);
+  args.clear();
   std::vector<const runtime::Buffer*> inputs;
   for (const Step& step : m.steps) {
     inputs.clear();
@@ -365,11 +450,9 @@ std::vector<runtime::Buffer> Executable::run(std::span<const runtime::Buffer> ar
   if (stats) {
     // Bytes of the buffers this call allocated for its outputs, each once (not the arguments
     // it hands back).
-    std::unordered_set<const void*> seen;
-    for (size_t k = 0; k < m.in_avals.size(); ++k) seen.insert(slots_in(k).data());
     stats->output_bytes = 0;
     for (const runtime::Buffer& b : outs)
-      if (seen.insert(b.data()).second) stats->output_bytes += b.nbytes();
+      if (input_data.insert(b.data()).second) stats->output_bytes += b.nbytes();
     stats->peak_bytes = runtime::memory_stats().peak_bytes;
   }
   return outs;

@@ -12,10 +12,15 @@
 
 namespace cjax::lower {
 
-// How long each compile step took, and what the compiled code calls back into.
+// How long each compile step took, and what the compiled code calls back into. `lower_ms`:
+// jaxpr to MLIR; `optimize_ms`: MLIR's passes to the LLVM dialect; `jit_ms`: LLVM (translation,
+// of which `llvm_opt_ms` its optimizer, and code generation and linking). A program found in
+// the persistent compilation cache (`from_cache`, compiler/cpu/object_cache.h) skips MLIR's
+// passes and LLVM: `cache_ms` is the time to key, read and link its object code.
 struct CompileStats {
-  double lower_ms = 0, optimize_ms = 0, jit_ms = 0;
-  double total_ms() const { return lower_ms + optimize_ms + jit_ms; }
+  double lower_ms = 0, optimize_ms = 0, jit_ms = 0, llvm_opt_ms = 0, cache_ms = 0;
+  bool from_cache = false;
+  double total_ms() const { return lower_ms + optimize_ms + jit_ms + cache_ms; }
   std::vector<std::string> runtime_calls;  // one line per call site, e.g. "dot_general via BLAS"
   size_t functions = 0;                    // compiled functions (1 for a program compiled whole)
   size_t steps = 0;                        // calls of them a run makes (see CompileOptions)
@@ -50,6 +55,10 @@ class Executable {
   // jaxpr's invars (consts are bound already), and rethrows what a runtime call raised.
   std::vector<runtime::Buffer> run(std::span<const runtime::Buffer> args,
                                    RunStats* stats = nullptr) const;
+  // The same, taking the arguments: the plan drops each after the step that reads it last, so a
+  // buffer nobody else holds (a donated one) is freed as soon as the program is done with it.
+  std::vector<runtime::Buffer> run_consuming(std::vector<runtime::Buffer> args,
+                                             RunStats* stats = nullptr) const;
   const std::vector<ShapedArray>& in_avals() const;
   const std::vector<ShapedArray>& out_avals() const;
   const CompileStats& compile_stats() const;

@@ -190,7 +190,7 @@ void run_pipeline(mlir::ModuleOp module, DiagnosticCollector& diags, bool parall
     throw Error(fmt::format("lower: rewriting tanh and erf failed: {}", diags.text()));
   fuse_elementwise(module);
   run_passes(module, diags, kToLoops, "the MLIR pass pipeline");
-  shape_parallel_loops(module, kMinParallelElements, kParallelChunk);
+  shape_parallel_loops(module, kMinParallelElements, kParallelChunk, max_parallel_loops());
   run_passes(module, diags, to_llvm_pipeline(parallel && !async_runtime_symbols().empty()),
              "the MLIR pass pipeline");
   mark_noalias(module);

@@ -6,9 +6,16 @@
 #include <mlir/Dialect/Utils/StaticValueUtils.h>
 #include <mlir/IR/IRMapping.h>
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <charconv>
+#include <cstdlib>
+#include <cstring>
 #include <optional>
 #include <vector>
+
+#include "ir/errors.h"
 
 namespace cjax::lower {
 namespace {
@@ -92,7 +99,14 @@ void chunk_innermost(mlir::scf::ParallelOp op, int64_t chunk, int64_t innermost_
 
 }  // namespace
 
-void shape_parallel_loops(mlir::ModuleOp module, int64_t min_parallel, int64_t chunk) {
+void shape_parallel_loops(mlir::ModuleOp module, int64_t min_parallel, int64_t chunk,
+                          size_t max_parallel) {
+  struct Candidate {
+    mlir::scf::ParallelOp op;
+    std::vector<int64_t> trips;
+    int64_t inner = 1, work = 0;
+  };
+  std::vector<Candidate> long_loops;
   std::vector<mlir::scf::ParallelOp> loops;
   module.walk([&](mlir::scf::ParallelOp op) {
     // Loops with reductions are left alone (linalg emits those with their reduction dims as
@@ -109,9 +123,31 @@ void shape_parallel_loops(mlir::ModuleOp module, int64_t min_parallel, int64_t c
     const int64_t inner = nested_iterations(*op.getBody());
     if (parallel < 2 || parallel * inner < min_parallel)
       sequentialize(op);
-    else if (trips->back() > 1)
-      chunk_innermost(op, std::clamp<int64_t>(chunk / inner, 1, trips->back()), trips->back());
+    else
+      long_loops.push_back({op, *trips, inner, parallel * inner});
   }
+  // The loops with the most work keep their threads (the first in program order among equals).
+  std::stable_sort(long_loops.begin(), long_loops.end(),
+                   [](const Candidate& a, const Candidate& b) { return a.work > b.work; });
+  for (size_t k = 0; k < long_loops.size(); ++k) {
+    const Candidate& c = long_loops[k];
+    if (k >= max_parallel)
+      sequentialize(c.op);
+    else if (c.trips.back() > 1)
+      chunk_innermost(c.op, std::clamp<int64_t>(chunk / c.inner, 1, c.trips.back()),
+                      c.trips.back());
+  }
+}
+
+size_t max_parallel_loops() {
+  const char* v = std::getenv(kMaxParallelLoopsVariable);
+  if (!v || !*v) return kDefaultMaxParallelLoops;
+  size_t n = 0;
+  const auto [end, ec] = std::from_chars(v, v + std::strlen(v), n);
+  if (ec != std::errc() || *end != '\0')
+    throw UsageError(fmt::format("{}={}: not a count of loops (0 runs every loop on one thread)",
+                                 kMaxParallelLoopsVariable, v));
+  return n;
 }
 
 }  // namespace cjax::lower

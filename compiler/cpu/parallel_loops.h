@@ -3,6 +3,7 @@
 
 #include <mlir/IR/BuiltinOps.h>
 
+#include <cstddef>
 #include <cstdint>
 
 namespace cjax::lower {
@@ -19,6 +20,19 @@ namespace cjax::lower {
 // does not vectorize the loop async-parallel-for outlines (its bounds are remainders of the
 // linearized index, so the vectorizer cannot bound the arrays it touches): a GELU over 64x8192
 // took 1.2 ms there against 0.3 ms as a plain loop. A chunk's scf.for is a plain loop again.
-void shape_parallel_loops(mlir::ModuleOp module, int64_t min_parallel, int64_t chunk);
+//
+// At most `max_parallel` loops stay parallel, the ones with the most work: each costs the JIT
+// tens of milliseconds, and a transformer's training step has dozens of long loops (72 at
+// d_model 256, seq 128, batch 16, which took its compile from 1.5 s to 6.3 s while its step,
+// dominated by matrix products, ran no faster).
+void shape_parallel_loops(mlir::ModuleOp module, int64_t min_parallel, int64_t chunk,
+                          size_t max_parallel);
+
+// The environment variable that bounds the parallel loops of one program, and its default.
+inline constexpr const char* kMaxParallelLoopsVariable = "CJAX_MAX_PARALLEL_LOOPS";
+inline constexpr size_t kDefaultMaxParallelLoops = 8;
+// CJAX_MAX_PARALLEL_LOOPS's value (a count; 0 runs every loop on one thread), else the default.
+// Throws cjax::UsageError for a value that is not a count.
+size_t max_parallel_loops();
 
 }  // namespace cjax::lower

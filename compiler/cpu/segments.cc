@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "ir/exact_text.h"
 #include "ir/liveness.h"
 #include "ir/primitive.h"
 
@@ -20,142 +21,6 @@ void for_each_jaxpr(const ParamValue& v, const F& f) {
   if (items)
     for (const ParamValue& item : *items) for_each_jaxpr(item, f);
 }
-
-// Whether `v` holds something printed text does not pin down.
-bool has_unprinted_values(const ParamValue& v);
-
-bool has_unprinted_values(const Jaxpr& j) {
-  if (!j.consts.empty()) return true;
-  for (const Eqn& e : j.eqns)
-    for (const auto& [key, value] : e.params)
-      if (has_unprinted_values(value)) return true;
-  return false;
-}
-
-bool has_unprinted_values(const ParamValue& v) {
-  if (v.is<PolicyRef>() || v.is<OpaqueParam>()) return true;
-  bool found = false;
-  for_each_jaxpr(v, [&](const Jaxpr& j) { found = found || has_unprinted_values(j); });
-  return found;
-}
-
-// A segment's exact text for the function cache: avals, primitives, every parameter and literal
-// value exactly (floats in hex), variables numbered by definition. Much cheaper than the pretty
-// printer, which a deep network would otherwise run on thousands of segments.
-class KeyWriter {
- public:
-  std::string take() { return std::move(out_); }
-
-  void jaxpr(const Jaxpr& j) {
-    Ids ids;
-    out_ += '{';
-    for (const Var& v : j.constvars) define(v, ids);
-    out_ += '|';
-    for (const Var& v : j.invars) define(v, ids);
-    out_ += '|';
-    for (const Eqn& e : j.eqns) eqn(e, ids);
-    out_ += '|';
-    for (const Atom& a : j.outvars) atom(a, ids);
-    out_ += '}';
-  }
-
-  // The same text as jaxpr(segment_program(j, s)).
-  void segment(const Jaxpr& j, const Segment& s) {
-    Ids ids;
-    out_ += "{|";
-    for (const Var& v : s.inputs) define(v, ids);
-    out_ += '|';
-    for (size_t i = s.begin; i < s.end; ++i) eqn(j.eqns[i], ids);
-    out_ += '|';
-    for (const Var& v : s.outputs) atom(v, ids);
-    for (const Literal& l : s.literals) atom(l, ids);
-    out_ += '}';
-  }
-
- private:
-  using Ids = std::unordered_map<const void*, size_t>;
-
-  void define(const Var& v, Ids& ids) {
-    if (v.is_drop()) {
-      out_ += '_';
-    } else {
-      ids.emplace(v.id(), ids.size());
-    }
-    aval(v.aval());
-    out_ += ' ';
-  }
-
-  void eqn(const Eqn& e, Ids& ids) {
-    out_ += e.prim->name;
-    out_ += '[';
-    for (const auto& [key, value] : e.params) {
-      out_ += key;
-      out_ += '=';
-      param(value);
-      out_ += ',';
-    }
-    out_ += ']';
-    for (const Atom& a : e.inputs) atom(a, ids);
-    out_ += "->";
-    for (const Var& v : e.outputs) define(v, ids);
-    out_ += ';';
-  }
-
-  void aval(const ShapedArray& a) {
-    out_ += a.str_short();
-    if (a.weak_type) out_ += 'w';
-  }
-
-  void atom(const Atom& a, const Ids& ids) {
-    if (a.is_var()) {
-      auto it = ids.find(a.var().id());
-      // A variable of an enclosing jaxpr cannot occur in a closed one; mark it all the same.
-      out_ += it == ids.end() ? std::string("%?") : fmt::format("%{}", it->second);
-    } else {
-      const Literal& l = a.literal();
-      out_ += '$';
-      out_ += l.elided ? std::string("...") : std::visit([](auto v) { return scalar(v); }, l.value);
-      out_ += ':';
-      aval(l.aval);
-    }
-    out_ += ' ';
-  }
-
-  static std::string scalar(bool v) { return v ? "T" : "F"; }
-  static std::string scalar(int64_t v) { return fmt::format("i{}", v); }
-  static std::string scalar(uint64_t v) { return fmt::format("u{}", v); }
-  static std::string scalar(double v) { return fmt::format("d{:a}", v); }
-
-  void param(const ParamValue& v) {
-    if (v.is<NoneParam>()) {
-      out_ += "None";
-    } else if (v.is<bool>()) {
-      out_ += scalar(v.as<bool>());
-    } else if (v.is<int64_t>()) {
-      out_ += scalar(v.as<int64_t>());
-    } else if (v.is<double>()) {
-      out_ += scalar(v.as<double>());
-    } else if (v.is<std::string>()) {
-      out_ += fmt::format("s{}:{}", v.as<std::string>().size(), v.as<std::string>());
-    } else if (v.is<DType>()) {
-      out_ += short_name(v.as<DType>());
-    } else if (v.is<ParamTuple>() || v.is<ParamList>()) {
-      const bool tuple = v.is<ParamTuple>();
-      out_ += tuple ? '(' : '[';
-      for (const ParamValue& item : tuple ? v.as<ParamTuple>().items : v.as<ParamList>().items) {
-        param(item);
-        out_ += ',';
-      }
-      out_ += tuple ? ')' : ']';
-    } else if (v.is<JaxprRef>() && v.as<JaxprRef>()) {
-      jaxpr(*v.as<JaxprRef>());
-    } else {
-      out_ += "?";  // policies and opaque values: segment_key never shares such segments
-    }
-  }
-
-  std::string out_;
-};
 
 }  // namespace
 
@@ -230,20 +95,13 @@ Jaxpr segment_program(const Jaxpr& jaxpr, const Segment& s) {
   return p;
 }
 
-std::optional<std::string> exact_text(const Jaxpr& jaxpr) {
-  if (has_unprinted_values(jaxpr)) return std::nullopt;
-  KeyWriter w;
-  w.jaxpr(jaxpr);
-  return w.take();
-}
-
 std::string segment_key(const Jaxpr& jaxpr, const Segment& s, size_t index) {
-  for (size_t i = s.begin; i < s.end; ++i)
-    for (const auto& [key, value] : jaxpr.eqns[i].params)
-      if (has_unprinted_values(value)) return fmt::format("#{}", index);
-  KeyWriter w;
-  w.segment(jaxpr, s);
-  return w.take();
+  std::vector<Atom> outputs(s.outputs.begin(), s.outputs.end());
+  outputs.insert(outputs.end(), s.literals.begin(), s.literals.end());
+  ExactTextWriter w;
+  w.fragment(s.inputs, std::span<const Eqn>(jaxpr.eqns.data() + s.begin, jaxpr.eqns.data() + s.end),
+             outputs);
+  return w.exact() ? w.take() : fmt::format("#{}", index);
 }
 
 }  // namespace cjax::lower

@@ -7,7 +7,6 @@
 
 #include <cstddef>
 #include <functional>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,15 +35,11 @@ std::vector<Segment> split_into_segments(const Jaxpr& jaxpr, size_t max_eqns,
 Jaxpr segment_program(const Jaxpr& jaxpr, const Segment& s);
 
 // A key under which equal segments share one compiled function: the segment program's exact
-// text (avals, primitives, parameters, literal values, variables numbered in order), written
-// without building the program, or a key of its own when an eqn carries values that text cannot
-// pin down (a nested jaxpr's consts, a policy, an opaque parameter), so two such segments are
-// never taken for each other. `index` is the segment's position.
+// text (ir/exact_text.h), written without building the program, or a key of its own when an eqn
+// carries values that text cannot pin down (a nested jaxpr's consts, a policy, an opaque
+// parameter), so two such segments are never taken for each other. `index` is the segment's
+// position.
 std::string segment_key(const Jaxpr& jaxpr, const Segment& s, size_t index);
-
-// `jaxpr`'s exact text as segment_key writes it (much cheaper than the pretty printer), or
-// nothing when it holds values that text cannot pin down.
-std::optional<std::string> exact_text(const Jaxpr& jaxpr);
 
 // The number of eqns in `jaxpr`, counting those of nested jaxprs (call bodies, loop bodies).
 size_t count_eqns(const Jaxpr& jaxpr);

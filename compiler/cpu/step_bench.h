@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/cpu/executable.h"
 #include "ir/jaxpr.h"
 #include "runtime/buffer.h"
 
@@ -17,7 +18,9 @@ struct Timing {
 };
 
 struct StepReport {
-  double compile_ms = 0;            // both executables: lowering, passes and JIT
+  double compile_ms = 0;                  // both executables, compiled side by side (wall time)
+  double differentiate_ms = 0;            // the forward and backward programs made from the jaxpr
+  CompileStats fwd_compile, bwd_compile;  // each executable's phases
   size_t functions = 0;             // compiled functions of both (repeated segments share one)
   size_t calls = 0;                 // calls of them a step makes
   Timing fwd, bwd, step;            // step = forward then backward, back to back
@@ -28,9 +31,10 @@ struct StepReport {
   std::vector<std::string> runtime_calls;  // what the compiled code calls back into
 };
 
-// Compiles and times the step of `jaxpr` (one float output, differentiated with a cotangent of
-// ones) on `inputs`: `warmup` untimed steps, then `repetitions` timed ones. `wrt[i]` false
-// leaves input i's gradient out of the backward program (empty: every input's).
+// Compiles (the forward and backward executables on two threads) and times the step of `jaxpr` (one
+// float output, differentiated with a cotangent of ones) on `inputs`: `warmup` untimed steps, then
+// `repetitions` timed ones. `wrt[i]` false leaves input i's gradient out of the backward program
+// (empty: every input's).
 StepReport bench_step(const Jaxpr& jaxpr, std::span<const runtime::Buffer> inputs,
                       const std::string& where, int warmup, int repetitions,
                       const std::vector<bool>& wrt = {});

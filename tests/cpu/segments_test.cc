@@ -7,6 +7,7 @@
 #include "cjax/api.h"
 #include "compiler/cpu/executable.h"
 #include "compiler/cpu/segments.h"
+#include "ir/exact_text.h"
 #include "ir/parse/parser.h"
 #include "ir/rules/registry.h"
 #include "passes/vjp.h"
@@ -131,7 +132,7 @@ TEST_CASE("segment keys: equal layers share one, any difference in a literal or 
   CHECK(keys[1] != keys[2]);  // x * 3
   CHECK(keys[2] != keys[3]);
   // The key is the segment program's exact text.
-  CHECK(keys[3] == lower::exact_text(lower::segment_program(*j, segments[3])));
+  CHECK(keys[3] == exact_text(lower::segment_program(*j, segments[3])));
 }
 
 TEST_CASE("segments whose nested jaxprs hold constants never share a function") {
@@ -152,7 +153,7 @@ TEST_CASE("segments whose nested jaxprs hold constants never share a function") 
   const auto segments = lower::split_into_segments(j, 1, [](const Eqn&) { return false; });
   REQUIRE(segments.size() == 2);
   CHECK(lower::segment_key(j, segments[0], 0) != lower::segment_key(j, segments[1], 1));
-  CHECK_FALSE(lower::exact_text(j).has_value());
+  CHECK_FALSE(exact_text(j).has_value());
 }
 
 }  // namespace

@@ -3,11 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
 #include "cjax/memory_check.h"
 #include "compiler/cpu/executable.h"
+#include "compiler/cpu/object_cache.h"
 #include "compiler/cpu/step_bench.h"
 #include "compiler/cuda/gpu.h"
 #include "ir/errors.h"
@@ -38,6 +40,52 @@ std::string blas_kernels() {
   const char* core = std::getenv("OPENBLAS_CORETYPE");
   return fmt::format("OpenBLAS {} kernels ({})", runtime::blas_core_name(),
                      core ? fmt::format("OPENBLAS_CORETYPE={}", core) : "auto-detected");
+}
+
+// Where the compile time went (`cjax bench --timing`): the program's tracing (or reading) and
+// differentiation, then each executable's phases. The two executables compile side by side, so
+// their phases add up to more than the compile's wall time.
+struct Phase {
+  const char* name;
+  double (*ms)(const lower::CompileStats&);
+};
+constexpr Phase kCompilePhases[] = {
+    {"lower to MLIR", [](const lower::CompileStats& s) { return s.lower_ms; }},
+    {"MLIR passes", [](const lower::CompileStats& s) { return s.optimize_ms; }},
+    {"LLVM optimizer", [](const lower::CompileStats& s) { return s.llvm_opt_ms; }},
+    {"LLVM codegen, link", [](const lower::CompileStats& s) { return s.jit_ms - s.llvm_opt_ms; }},
+    {"compilation cache", [](const lower::CompileStats& s) { return s.cache_ms; }},
+};
+
+const char* cache_outcome(const lower::CompileStats& s) {
+  if (s.from_cache) return "loaded";
+  return lower::object_cache_dir() ? "compiled and stored" : "compiled (the cache is off)";
+}
+
+void print_phases(double trace_ms, const lower::StepReport& r, std::ostream& out) {
+  out << fmt::format("  compile phases (ms)     {:>9} {:>9}\n", "forward", "backward");
+  out << fmt::format("    {:22}{:9.3f}  (the program)\n", "trace or read", trace_ms);
+  out << fmt::format("    {:22}{:9.3f}  (the program)\n", "differentiate", r.differentiate_ms);
+  for (const Phase& p : kCompilePhases)
+    out << fmt::format("    {:22}{:9.3f} {:9.3f}\n", p.name, p.ms(r.fwd_compile),
+                       p.ms(r.bwd_compile));
+  out << fmt::format("    compilation cache: forward {}, backward {}\n",
+                     cache_outcome(r.fwd_compile), cache_outcome(r.bwd_compile));
+}
+
+nlohmann::json phases_json(double trace_ms, const lower::StepReport& r) {
+  nlohmann::json j = {{"trace", trace_ms}, {"differentiate", r.differentiate_ms}};
+  for (const auto& [side, stats] :
+       {std::pair{"forward", &r.fwd_compile}, std::pair{"backward", &r.bwd_compile}}) {
+    nlohmann::json& s = j[side];
+    s["lower"] = stats->lower_ms;
+    s["mlir"] = stats->optimize_ms;
+    s["llvm_opt"] = stats->llvm_opt_ms;
+    s["llvm_codegen"] = stats->jit_ms - stats->llvm_opt_ms;
+    s["cache"] = stats->cache_ms;
+    s["from_cache"] = stats->from_cache;
+  }
+  return j;
 }
 
 }  // namespace
@@ -86,7 +134,10 @@ int print_lowered(const Source& src, const std::string& target, const std::strin
 int print_bench(const AutodiffOptions& opts, const BenchOptions& bench, std::ostream& out,
                 std::ostream& err) {
   return guarded(err, describe(opts.src), [&] {
+    const auto t0 = std::chrono::steady_clock::now();
     PreparedProgram p = prepare_program(opts, err);
+    const double trace_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     {  // before the inputs, which may not fit either
       const VjpResult step = vjp_jaxpr(p.jaxpr);
       check_memory_need(step_memory_need(step.fwd, step.bwd, step.num_residuals));
@@ -120,6 +171,7 @@ int print_bench(const AutodiffOptions& opts, const BenchOptions& bench, std::ost
                           {"recomputed_residuals", r.recomputed_residuals},
                           {"peak_bytes", r.peak_bytes},
                           {"blas", blas_kernels()}};
+      if (bench.timing) j["phases_ms"] = phases_json(trace_ms, r);
       out << j.dump(2) << "\n";
       return kOk;
     }
@@ -129,6 +181,7 @@ int print_bench(const AutodiffOptions& opts, const BenchOptions& bench, std::ost
     out << fmt::format(
         "  compile  {:9.3f} ms (forward and backward executables: {} functions, {} calls a step)\n",
         r.compile_ms, r.functions, r.calls);
+    if (bench.timing) print_phases(trace_ms, r, out);
     out << fmt::format("  {:8} {:>9} {:>9} {:>9}  (ms)\n", "", "min", "median", "max");
     out << fmt::format("  forward  {}\n", timing(r.fwd));
     out << fmt::format("  backward {}\n", timing(r.bwd));

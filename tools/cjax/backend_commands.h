@@ -33,6 +33,7 @@ struct BenchOptions {
   int repetitions = 20;
   int warmup = 3;
   bool json = false;
+  bool timing = false;           // --timing: the compile's phases
   std::vector<std::string> wrt;  // --wrt: argument names to differentiate (default: all)
 };
 int print_bench(const AutodiffOptions& opts, const BenchOptions& bench, std::ostream& out,

@@ -251,6 +251,9 @@ Runner add_bench_command(CLI::App& app) {
   cmd->add_flag("--json", s->bench.json,
                 "print JSON: compile_ms fwd_ms bwd_ms step_ms residual_bytes "
                 "recomputed_residuals peak_bytes");
+  cmd->add_flag("--timing", s->bench.timing,
+                "also print where the compile time went (trace, differentiate, lower, MLIR, LLVM, "
+                "cache)");
   return [s] {
     check_source(s->opts.src);
     check_autodiff_options(s->opts);

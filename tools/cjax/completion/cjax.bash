@@ -57,7 +57,7 @@ _cjax() {
     grad) opts="$autodiff_opts $input_opts --wrt --allow-int --backend" ;;
     run) opts="$source_opts $input_opts --backend" ;;
     lower) opts="$source_opts --target --emit" ;;
-    bench) opts="$autodiff_opts --wrt --repetitions -r --warmup --json" ;;
+    bench) opts="$autodiff_opts --wrt --repetitions -r --warmup --json --timing" ;;
     memory) opts="$source_opts --names --budgets --json --timing --plot" ;;
   esac
   if [[ $cur == -* ]]; then

@@ -1,0 +1,231 @@
+// The persistent compilation cache (compiler/cpu/object_cache.h): a second compile of the same
+// program loads the object code the first stored and computes the same bits; corrupt, truncated
+// and foreign entries are detected, removed and rebuilt, never loaded; concurrent writers leave
+// a whole entry; CJAX_CACHE_DIR=off stores nothing; another target CPU is another entry.
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cjax/api.h"
+#include "compiler/cpu/executable.h"
+#include "compiler/cpu/object_cache.h"
+#include "runtime/interpreter.h"
+#include "tests/cpu/compare.h"
+
+namespace cjax {
+namespace {
+
+namespace fs = std::filesystem;
+namespace jnp = cjax::numpy;
+
+// Sets an environment variable for the scope, then puts back what was there.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::string& value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    setenv(name, value.c_str(), 1);
+  }
+  ~ScopedEnv() {
+    if (old_)
+      setenv(name_, old_->c_str(), 1);
+    else
+      unsetenv(name_);
+  }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+// A fresh folder for one test's cache, removed afterwards.
+struct CacheDir {
+  fs::path path;
+  ScopedEnv env;
+  explicit CacheDir(const std::string& name)
+      : path(fs::temp_directory_path() /
+             ("cjax-cache-test-" + name + "-" + std::to_string(getpid()))),
+        env(lower::kCacheDirVariable, path.string()) {
+    fs::remove_all(path);
+  }
+  ~CacheDir() { fs::remove_all(path); }
+  std::vector<fs::path> entries() const {
+    std::vector<fs::path> out;
+    if (fs::exists(path))
+      for (const auto& e : fs::directory_iterator(path)) out.push_back(e.path());
+    return out;
+  }
+};
+
+// A program with a loop nest, a BLAS call and a reduction, different for each `scale` (so tests
+// running at the same time never share an entry).
+Jaxpr program(double scale) {
+  auto f = [scale](const Array& w, const Array& x) {
+    return jnp::sum(jnp::tanh(jnp::matmul(x, w) * scale));
+  };
+  return make_jaxpr(grad(f, argnums<0, 1>))(jnp::ones({32, 32}), jnp::ones({16, 32}));
+}
+
+void require_same_bits(const std::vector<runtime::Buffer>& a,
+                       const std::vector<runtime::Buffer>& b) {
+  REQUIRE(a.size() == b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    REQUIRE(a[i].nbytes() == b[i].nbytes());
+    CHECK(std::memcmp(a[i].data(), b[i].data(), a[i].nbytes()) == 0);
+  }
+}
+
+TEST_CASE("a second compile loads the object code the first stored, and computes the same bits") {
+  CacheDir dir("reuse");
+  const Jaxpr j = program(1.5);
+  const auto inputs = test::random_inputs(j, -1, 1, 7);
+  auto first = lower::compile(j, "cached");
+  CHECK_FALSE(first->compile_stats().from_cache);
+  REQUIRE(dir.entries().size() == 1);
+  auto second = lower::compile(j, "cached");
+  CHECK(second->compile_stats().from_cache);
+  CHECK(second->compile_stats().optimize_ms == 0);  // MLIR's passes and LLVM were skipped
+  CHECK(second->compile_stats().jit_ms == 0);
+  CHECK(second->compile_stats().runtime_calls == first->compile_stats().runtime_calls);
+  require_same_bits(second->run(inputs), first->run(inputs));
+  const auto want = runtime::eval_jaxpr(j, inputs);  // and both agree with the interpreter
+  const auto got = second->run(inputs);
+  REQUIRE(got.size() == want.size());
+  for (size_t i = 0; i < got.size(); ++i) test::require_close(got[i], want[i]);
+}
+
+TEST_CASE("a damaged cache entry is removed and rebuilt, never loaded") {
+  CacheDir dir("damaged");
+  const Jaxpr j = program(2.5);
+  const auto inputs = test::random_inputs(j, -1, 1, 8);
+  const auto want = lower::compile(j, "damaged")->run(inputs);
+  REQUIRE(dir.entries().size() == 1);
+  const fs::path entry = dir.entries()[0];
+  const auto original_size = fs::file_size(entry);
+
+  auto damage_and_recompile = [&](auto damage) {
+    damage();
+    auto exe = lower::compile(j, "damaged");
+    CHECK_FALSE(exe->compile_stats().from_cache);
+    require_same_bits(exe->run(inputs), want);
+    REQUIRE(fs::exists(entry));  // rebuilt, whole
+    CHECK(fs::file_size(entry) == original_size);
+    CHECK(lower::compile(j, "damaged")->compile_stats().from_cache);
+  };
+  SECTION("a flipped byte in the object code") {
+    damage_and_recompile([&] {
+      std::fstream f(entry, std::ios::in | std::ios::out | std::ios::binary);
+      f.seekg(static_cast<std::streamoff>(original_size / 2));
+      char c = 0;
+      f.read(&c, 1);
+      f.seekp(static_cast<std::streamoff>(original_size / 2));
+      c = static_cast<char>(c ^ 0x5a);
+      f.write(&c, 1);
+    });
+  }
+  SECTION("a truncated entry") {
+    damage_and_recompile([&] { fs::resize_file(entry, original_size - 100); });
+  }
+  SECTION("an empty file") {
+    damage_and_recompile([&] { fs::resize_file(entry, 0); });
+  }
+  SECTION("another entry's bytes under this key") {
+    damage_and_recompile([&] {
+      const std::string key = entry.stem().string();
+      std::string other_key = key;
+      other_key[0] = other_key[0] == 'a' ? 'b' : 'a';
+      lower::store_cached_object(dir.path, other_key, "not object code");
+      fs::rename(lower::cached_object_path(dir.path, other_key), entry);
+    });
+  }
+  SECTION("a whole entry whose object code does not link") {
+    damage_and_recompile([&] {
+      lower::store_cached_object(dir.path, entry.stem().string(), "garbage, not an ELF object");
+    });
+  }
+}
+
+TEST_CASE("concurrent writers of one entry leave a whole entry that later compiles load") {
+  CacheDir dir("concurrent");
+  const Jaxpr j = program(3.5);
+  const auto inputs = test::random_inputs(j, -1, 1, 9);
+  std::vector<std::shared_ptr<const lower::Executable>> exes(4);
+  {
+    std::vector<std::thread> writers;
+    for (size_t t = 0; t < exes.size(); ++t)
+      writers.emplace_back([&, t] { exes[t] = lower::compile(j, "concurrent"); });
+    for (std::thread& w : writers) w.join();
+  }
+  const auto want = exes[0]->run(inputs);
+  for (const auto& e : exes) require_same_bits(e->run(inputs), want);
+  REQUIRE(dir.entries().size() == 1);  // no temporary file left behind
+  auto loaded = lower::compile(j, "concurrent");
+  CHECK(loaded->compile_stats().from_cache);
+  require_same_bits(loaded->run(inputs), want);
+
+  // Raw stores and loads racing on one key: a reader sees a whole entry or none.
+  const std::string key(64, 'c');
+  const std::string a(100000, 'a'), b(70000, 'b');
+  std::thread w1([&] {
+    for (int i = 0; i < 50; ++i) lower::store_cached_object(dir.path, key, a);
+  });
+  std::thread w2([&] {
+    for (int i = 0; i < 50; ++i) lower::store_cached_object(dir.path, key, b);
+  });
+  for (int i = 0; i < 200; ++i)
+    if (auto got = lower::load_cached_object(dir.path, key)) CHECK((*got == a || *got == b));
+  w1.join();
+  w2.join();
+}
+
+TEST_CASE("CJAX_CACHE_DIR=off stores nothing; another target CPU is another entry") {
+  CacheDir dir("off");
+  const Jaxpr j = program(4.5);
+  {
+    ScopedEnv off(lower::kCacheDirVariable, "off");
+    CHECK_FALSE(lower::object_cache_dir());
+    CHECK_FALSE(lower::compile(j, "off")->compile_stats().from_cache);
+  }
+  CHECK(dir.entries().empty());
+  CHECK_FALSE(lower::compile(j, "target")->compile_stats().from_cache);
+  {
+    ScopedEnv v2("CJAX_TARGET_CPU", "x86-64-v2");  // every x86-64 CPU of this decade runs it
+    CHECK_FALSE(lower::compile(j, "target")->compile_stats().from_cache);
+    CHECK(lower::compile(j, "target")->compile_stats().from_cache);
+  }
+  CHECK(dir.entries().size() == 2);
+}
+
+TEST_CASE("the cache's folder: CJAX_CACHE_DIR, else XDG_CACHE_HOME/cjax, else ~/.cache/cjax") {
+  {
+    ScopedEnv named(lower::kCacheDirVariable, "/some/where");
+    CHECK(lower::object_cache_dir() == fs::path("/some/where"));
+  }
+  for (const char* off : {"", "0", "off"}) {
+    ScopedEnv named(lower::kCacheDirVariable, off);
+    CHECK_FALSE(lower::object_cache_dir());
+  }
+  const char* named = std::getenv(lower::kCacheDirVariable);
+  const std::string saved = named ? named : "";
+  unsetenv(lower::kCacheDirVariable);
+  {
+    ScopedEnv xdg("XDG_CACHE_HOME", "/xdg");
+    CHECK(lower::object_cache_dir() == fs::path("/xdg/cjax"));
+  }
+  {
+    ScopedEnv xdg("XDG_CACHE_HOME", "");
+    ScopedEnv home("HOME", "/home/user");
+    CHECK(lower::object_cache_dir() == fs::path("/home/user/.cache/cjax"));
+  }
+  if (named) setenv(lower::kCacheDirVariable, saved.c_str(), 1);
+}
+
+}  // namespace
+}  // namespace cjax
