@@ -307,6 +307,8 @@ BENCHMARK(BM_chain_trace_transform_compile)
 }  // namespace cjax
 
 int main(int argc, char** argv) {
+  // Compiles are timed here: none may come from the persistent compilation cache.
+  setenv("CJAX_CACHE_DIR", "off", 1);
   benchmark::Initialize(&argc, argv);
   benchmark::AddCustomContext("openblas_core", cjax::runtime::blas_core_name());
   benchmark::RunSpecifiedBenchmarks();

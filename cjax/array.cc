@@ -154,6 +154,11 @@ runtime::Buffer take_donated_buffer(const Array& x) {
   return taken;
 }
 
+void restore_donated_buffer(const Array& x, runtime::Buffer b) {
+  x.impl()->buffer = std::move(b);
+  x.impl()->deleted = false;
+}
+
 }  // namespace detail
 
 const runtime::Buffer& Array::buffer() const {

@@ -29,5 +29,7 @@ struct ArrayImpl {
 // Takes `x`'s buffer for a call that consumes it (donation) and marks `x`, and every handle to
 // it, deleted. Throws cjax::Error for an Array that is not concrete or is deleted already.
 runtime::Buffer take_donated_buffer(const Array& x);
+// Gives `x` its buffer back after a call that refused to start.
+void restore_donated_buffer(const Array& x, runtime::Buffer b);
 
 }  // namespace cjax::detail

@@ -176,7 +176,8 @@ ClosedTrace value_and_grad_program(const Jaxpr& f, const std::vector<bool>& out_
   for (const Var& v : f.constvars) in_avals.push_back(v.aval());
   for (const Var& v : f.invars) in_avals.push_back(v.aval());
   const size_t nc = f.constvars.size(), m = f.outvars.size();
-  const Array seed = one_like(f.outvars[0].aval());
+  // Strong, as vjp's cotangents are (coerce_to_aval): the same program as the replay's.
+  const Array seed = one_like(strong(f.outvars[0].aval()));
   return trace_to_jaxpr(
       [&](std::span<const Array> in) {
         std::vector<Array> all = eval_jaxpr(p.fwd, in.first(nc), in.subspan(nc));

@@ -20,10 +20,12 @@ class PreparedProgram {
   virtual ~PreparedProgram() = default;
   virtual std::vector<runtime::Buffer> run(std::span<const runtime::Buffer> consts,
                                            std::span<const runtime::Buffer> args) const = 0;
-  // run(), where the caller gives up `args` (jit's donate_argnums): the program may free each one
-  // as soon as it has read it last. By default, run().
+  // run(), where the caller gives up `args` (jit's donate_argnums): once the run starts, they are
+  // moved from, and the program may free each one as soon as it has read it last. A run refused
+  // before it starts (arguments of the wrong type, not enough memory) leaves them as they were.
+  // By default, run().
   virtual std::vector<runtime::Buffer> run_consuming(std::span<const runtime::Buffer> consts,
-                                                     std::vector<runtime::Buffer> args) const {
+                                                     std::vector<runtime::Buffer>& args) const {
     return run(consts, args);
   }
 };

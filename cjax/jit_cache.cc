@@ -49,41 +49,12 @@ void JitCache::clear() {
 
 namespace {
 
-// Deletes the donated arguments the interpreter has run on (their values are no longer needed).
-void delete_donated(std::span<const Array> args, const std::vector<bool>& donated) {
-  for (size_t i = 0; i < donated.size() && i < args.size(); ++i)
-    if (donated[i]) take_donated_buffer(args[i]);
-}
-
-}  // namespace
-
-std::vector<Array> run_jit_entry(JitEntry& e, std::span<const Array> args,
-                                 const std::vector<bool>& donated) {
-  std::shared_ptr<Backend> backend = current_backend();
-  auto concrete = [](const Array& x) { return x.is_concrete(); };
-  if (!backend || e.closed.jaxpr.eqns.empty() || !std::all_of(args.begin(), args.end(), concrete) ||
-      !std::all_of(e.closed.consts.begin(), e.closed.consts.end(), concrete)) {
-    // The interpreter, which also reports abstract values.
-    std::vector<Array> outs = eval_jaxpr(e.closed, args);
-    delete_donated(args, donated);
-    return outs;
-  }
-  std::shared_ptr<const PreparedProgram> program;
-  {
-    std::lock_guard lock(e.mu);
-    if (e.backend == backend) program = e.program;
-  }
-  if (!program) {
-    program = backend->prepare(e.closed.jaxpr);
-    std::lock_guard lock(e.mu);
-    e.backend = backend;  // keeps the back end the program belongs to alive
-    e.program = program;
-  }
-  std::vector<runtime::Buffer> consts, inputs;
-  consts.reserve(e.closed.consts.size());
-  inputs.reserve(args.size());
-  for (const Array& c : e.closed.consts) consts.push_back(c.buffer());
-  for (const Array& a : args) a.buffer();  // a deleted argument fails before any is taken
+// Donation's checks, made before anything is consumed: no argument is deleted already, and no
+// donated array is passed twice.
+void check_donation(std::span<const Array> args, const std::vector<bool>& donated) {
+  if (donated.empty()) return;
+  for (const Array& a : args)
+    if (a.is_concrete()) a.buffer();  // throws for a deleted Array
   for (size_t i = 0; i < donated.size() && i < args.size(); ++i)
     for (size_t j = 0; donated[i] && j < args.size(); ++j)
       if (j != i && args[j].id() == args[i].id())
@@ -91,12 +62,68 @@ std::vector<Array> run_jit_entry(JitEntry& e, std::span<const Array> args,
             "jit: argument leaf {} is donated (donate_argnums) and also passed as leaf {}: a "
             "donated array can be passed once",
             i, j));
+}
+
+// After an interpreted call: the donated arguments are deleted, and an output that is one of
+// them (returned unchanged) becomes a handle of its own first.
+void delete_donated(std::span<const Array> args, const std::vector<bool>& donated,
+                    std::vector<Array>& outs) {
+  for (size_t i = 0; i < donated.size() && i < args.size(); ++i) {
+    if (!donated[i] || !args[i].is_concrete()) continue;
+    for (Array& o : outs)
+      if (o.id() == args[i].id()) o = Array::from_buffer(o.buffer(), o.weak_type());
+    take_donated_buffer(args[i]);
+  }
+}
+
+std::shared_ptr<const PreparedProgram> prepared(JitEntry& e,
+                                                const std::shared_ptr<Backend>& backend) {
+  {
+    std::lock_guard lock(e.mu);
+    if (e.backend == backend && e.program) return e.program;
+  }
+  std::shared_ptr<const PreparedProgram> program = backend->prepare(e.closed.jaxpr);
+  std::lock_guard lock(e.mu);
+  e.backend = backend;  // keeps the back end the program belongs to alive
+  e.program = program;
+  return program;
+}
+
+}  // namespace
+
+std::vector<Array> run_jit_entry(JitEntry& e, std::span<const Array> args,
+                                 const std::vector<bool>& donated) {
+  check_donation(args, donated);
+  std::shared_ptr<Backend> backend = current_backend();
+  auto concrete = [](const Array& x) { return x.is_concrete(); };
+  if (!backend || e.closed.jaxpr.eqns.empty() || !std::all_of(args.begin(), args.end(), concrete) ||
+      !std::all_of(e.closed.consts.begin(), e.closed.consts.end(), concrete)) {
+    // The interpreter, which also reports abstract values.
+    std::vector<Array> outs = eval_jaxpr(e.closed, args);
+    delete_donated(args, donated, outs);
+    return outs;
+  }
+  std::shared_ptr<const PreparedProgram> program = prepared(e, backend);
+  std::vector<runtime::Buffer> consts, inputs;
+  consts.reserve(e.closed.consts.size());
+  inputs.reserve(args.size());
+  for (const Array& c : e.closed.consts) consts.push_back(c.buffer());
   for (size_t i = 0; i < args.size(); ++i)
     inputs.push_back(i < donated.size() && donated[i] ? take_donated_buffer(args[i])
                                                       : args[i].buffer());
-  std::vector<runtime::Buffer> results = donated.empty()
-                                             ? program->run(consts, inputs)
-                                             : program->run_consuming(consts, std::move(inputs));
+  std::vector<runtime::Buffer> results;
+  if (donated.empty()) {
+    results = program->run(consts, inputs);
+  } else {
+    try {
+      results = program->run_consuming(consts, inputs);
+    } catch (...) {
+      // Refused before it started (not enough memory, say): the arrays are the caller's again.
+      for (size_t i = 0; i < donated.size() && i < args.size(); ++i)
+        if (donated[i] && inputs[i]) restore_donated_buffer(args[i], std::move(inputs[i]));
+      throw;
+    }
+  }
   std::vector<Array> outs;
   outs.reserve(results.size());
   for (size_t i = 0; i < results.size(); ++i)

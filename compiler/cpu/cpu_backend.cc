@@ -10,7 +10,9 @@
 #include <string_view>
 
 #include "compiler/cpu/executable.h"
+#include "compiler/cpu/parallel_loops.h"
 #include "compiler/cpu/segments.h"
+#include "compiler/cpu/target_cpu.h"
 #include "ir/exact_text.h"
 #include "ir/print/printer.h"
 
@@ -61,15 +63,22 @@ class CompiledProgram final : public PreparedProgram {
     all.reserve(consts.size() + args.size());
     all.insert(all.end(), consts.begin(), consts.end());
     all.insert(all.end(), args.begin(), args.end());
-    return exe_->run_consuming(std::move(all));
+    return exe_->run_consuming(all);
   }
   std::vector<runtime::Buffer> run_consuming(std::span<const runtime::Buffer> consts,
-                                             std::vector<runtime::Buffer> args) const override {
+                                             std::vector<runtime::Buffer>& args) const override {
     std::vector<runtime::Buffer> all;
     all.reserve(consts.size() + args.size());
     all.insert(all.end(), consts.begin(), consts.end());
     for (runtime::Buffer& a : args) all.push_back(std::move(a));
-    return exe_->run_consuming(std::move(all));
+    try {
+      return exe_->run_consuming(all);
+    } catch (...) {
+      // What the executable had not taken yet goes back to the caller.
+      for (size_t i = 0; i < args.size() && consts.size() + i < all.size(); ++i)
+        args[i] = std::move(all[consts.size() + i]);
+      throw;
+    }
   }
 
  private:
@@ -83,8 +92,11 @@ std::shared_ptr<const lower::Executable> CpuBackend::executable(const Jaxpr& jax
   // The exact text is cheap to write; the printed one is the fallback for programs holding a
   // policy or an opaque value (printed by name).
   std::optional<std::string> exact = exact_text(open);
-  const std::string key = exact ? std::string("exact:").append(*exact)
-                                : std::string("printed:").append(to_string(open));
+  // What else changes the code: the target CPU and the parallel loops, read from the environment.
+  const std::string key =
+      fmt::format("{}|{}|", lower::jit_target_cpu(), lower::max_parallel_loops()) +
+      (exact ? std::string("exact:").append(*exact)
+             : std::string("printed:").append(to_string(open)));
   {
     std::lock_guard lock(cache_->mu);
     if (auto it = cache_->programs.find(key); it != cache_->programs.end()) return it->second;

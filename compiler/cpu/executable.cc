@@ -286,9 +286,10 @@ std::string module_text(mlir::ModuleOp module) {
 // What the code generator was set up for, as part of the persistent cache's key: the same module
 // compiles to other code for another CPU, or with the async runtime's parallel loops.
 std::string target_description(const llvm::TargetMachine& machine, bool parallel) {
-  return fmt::format("{}|{}|{}|parallel={}x{}", machine.getTargetTriple().str(),
+  return fmt::format("{}|{}|{}|parallel={} loops={} workers={}", machine.getTargetTriple().str(),
                      machine.getTargetCPU().str(), machine.getTargetFeatureString().str(),
-                     parallel && !async_runtime_symbols().empty(), max_parallel_loops());
+                     parallel && !async_runtime_symbols().empty(), max_parallel_loops(),
+                     parallel_workers());
 }
 
 // Links cached object code into `impl` and finds its functions; false (and `impl` without code)
@@ -309,9 +310,6 @@ bool link_cached(Executable::Impl& impl, const std::string& object) {
 // The engine's object code, stored in the persistent cache under `key`.
 void store_object(mlir::ExecutionEngine& engine, const std::filesystem::path& dir,
                   const std::string& key) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) return;
   const std::filesystem::path dump = temporary_path(dir, key);
   engine.dumpToObjectFile(dump.string());
   std::ostringstream object;
@@ -319,6 +317,7 @@ void store_object(mlir::ExecutionEngine& engine, const std::filesystem::path& di
     std::ifstream in(dump, std::ios::binary);
     if (in) object << in.rdbuf();
   }
+  std::error_code ec;
   std::filesystem::remove(dump, ec);
   if (!object.str().empty()) store_cached_object(dir, key, object.str());
 }
@@ -355,7 +354,9 @@ std::shared_ptr<const Executable> compile(const Jaxpr& jaxpr, const std::string&
   const std::unique_ptr<llvm::TargetMachine> machine = jit_target_machine(where);
 
   // The persistent cache, keyed by the module before MLIR's passes: a hit skips them and LLVM.
+  // (A folder this process cannot write to is read, never written.)
   const std::optional<std::filesystem::path> cache_dir = object_cache_dir();
+  const bool cache_writable = cache_dir && object_cache_writable(*cache_dir);
   std::string key;
   if (cache_dir) {
     t0 = Clock::now();
@@ -381,7 +382,7 @@ std::shared_ptr<const Executable> compile(const Jaxpr& jaxpr, const std::string&
   engine_options.transformer = optimize;
   engine_options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
   engine_options.enablePerfNotificationListener = std::getenv("CJAX_PERF_MAP") != nullptr;
-  engine_options.enableObjectDump = cache_dir.has_value();
+  engine_options.enableObjectDump = cache_writable;
   auto engine = mlir::ExecutionEngine::create(*module, engine_options, jit_target_machine(where));
   if (!engine)
     throw Error(fmt::format("lower: the JIT could not compile {}: {} {}", program_name(where),
@@ -396,7 +397,7 @@ std::shared_ptr<const Executable> compile(const Jaxpr& jaxpr, const std::string&
     f.entry = *entry;
   }
   impl->stats.jit_ms = ms_since(t0);
-  if (cache_dir) {
+  if (cache_writable) {
     t0 = Clock::now();
     store_object(*impl->engine, *cache_dir, key);
     impl->stats.cache_ms += ms_since(t0);
@@ -406,10 +407,11 @@ std::shared_ptr<const Executable> compile(const Jaxpr& jaxpr, const std::string&
 
 std::vector<runtime::Buffer> Executable::run(std::span<const runtime::Buffer> args,
                                              RunStats* stats) const {
-  return run_consuming(std::vector<runtime::Buffer>(args.begin(), args.end()), stats);
+  std::vector<runtime::Buffer> copies(args.begin(), args.end());
+  return run_consuming(copies, stats);
 }
 
-std::vector<runtime::Buffer> Executable::run_consuming(std::vector<runtime::Buffer> args,
+std::vector<runtime::Buffer> Executable::run_consuming(std::vector<runtime::Buffer>& args,
                                                        RunStats* stats) const {
   const Impl& m = *impl_;
   const size_t nconst = m.consts.size();
@@ -435,7 +437,6 @@ std::vector<runtime::Buffer> Executable::run_consuming(std::vector<runtime::Buff
   std::vector<runtime::Buffer> slots(m.num_slots);
   for (size_t k = 0; k < nconst; ++k) slots[k] = m.consts[k];
   for (size_t i = 0; i < args.size(); ++i) slots[nconst + i] = std::move(args[i]);
-  args.clear();
   std::vector<const runtime::Buffer*> inputs;
   for (const Step& step : m.steps) {
     inputs.clear();

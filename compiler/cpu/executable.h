@@ -55,9 +55,10 @@ class Executable {
   // jaxpr's invars (consts are bound already), and rethrows what a runtime call raised.
   std::vector<runtime::Buffer> run(std::span<const runtime::Buffer> args,
                                    RunStats* stats = nullptr) const;
-  // The same, taking the arguments: the plan drops each after the step that reads it last, so a
-  // buffer nobody else holds (a donated one) is freed as soon as the program is done with it.
-  std::vector<runtime::Buffer> run_consuming(std::vector<runtime::Buffer> args,
+  // The same, taking the arguments once the checks have passed (a run refused leaves `args` as
+  // they were): the plan drops each after the step that reads it last, so a buffer nobody else
+  // holds (a donated one) is freed as soon as the program is done with it.
+  std::vector<runtime::Buffer> run_consuming(std::vector<runtime::Buffer>& args,
                                              RunStats* stats = nullptr) const;
   const std::vector<ShapedArray>& in_avals() const;
   const std::vector<ShapedArray>& out_avals() const;

@@ -55,7 +55,7 @@ const char* kToLoops =
 // libm calls, as in the interpreter. (expm1, log1p, erfc, lgamma are lowered to libm calls
 // directly: the intrinsic route would compute exp(x) - 1 and log(1 + x), losing precision near 0.)
 std::string to_llvm_pipeline(bool parallel) {
-  const unsigned workers = std::max(1u, std::thread::hardware_concurrency());
+  const unsigned workers = parallel_workers();
   const std::string async = parallel
                                 ? fmt::format(
                                       "async-parallel-for{{async-dispatch=false num-workers={} "
@@ -131,6 +131,10 @@ std::string DiagnosticCollector::text() const {
 void verify_module(mlir::ModuleOp module, DiagnosticCollector& diags) {
   if (mlir::failed(mlir::verify(module)))
     throw Error(fmt::format("lower: the lowered module is not valid MLIR: {}", diags.text()));
+}
+
+unsigned parallel_workers() {
+  return std::max(1u, std::thread::hardware_concurrency());
 }
 
 const std::vector<std::pair<std::string, void*>>& async_runtime_symbols() {

@@ -44,6 +44,9 @@ void verify_module(mlir::ModuleOp module, DiagnosticCollector& diags);
 void run_passes(mlir::ModuleOp module, DiagnosticCollector& diags, const std::string& passes,
                 const char* what);
 
+// The threads a parallel loop is split for (the machine's hardware threads).
+unsigned parallel_workers();
+
 // The functions of MLIR's async runtime, which runs the compiled parallel loops on a thread
 // pool, by name; empty when the library is not installed (loops then run on one thread).
 const std::vector<std::pair<std::string, void*>>& async_runtime_symbols();

@@ -9,14 +9,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <random>
 #include <system_error>
 #include <thread>
+#include <utility>
+#include <vector>
 
 namespace cjax::lower {
 namespace {
@@ -69,7 +73,8 @@ std::string this_build_id() {
   if (!search.id.empty()) return search.id;
   struct stat st {};
   if (stat(search.path.c_str(), &st) == 0)
-    return fmt::format("{}:{}:{}", search.path, st.st_size, st.st_mtime);
+    return fmt::format("{}:{}:{}.{:09}", search.path, st.st_size, st.st_mtim.tv_sec,
+                       st.st_mtim.tv_nsec);
   return search.path;
 }
 
@@ -93,9 +98,18 @@ void append_u64(std::string& out, uint64_t v) {
 
 fs::path temporary_path(const fs::path& dir, const std::string& key) {
   static std::atomic<uint64_t> counter{0};
+  // Random bits too: processes in other PID namespaces may share the folder.
+  static const uint64_t process_nonce =
+      (uint64_t{std::random_device()()} << 32) ^ std::random_device()();
   const auto thread = std::hash<std::thread::id>()(std::this_thread::get_id());
-  return dir / fmt::format(".{}.{}.{:x}.{}.tmp", key.substr(0, 16), getpid(), thread,
-                           counter.fetch_add(1));
+  return dir / fmt::format(".{}.{}.{:x}.{:x}.{}.tmp", key.substr(0, 16), getpid(), process_nonce,
+                           thread, counter.fetch_add(1));
+}
+
+bool object_cache_writable(const fs::path& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  return !ec && access(dir.c_str(), W_OK | X_OK) == 0;
 }
 
 std::optional<fs::path> object_cache_dir() {
@@ -127,19 +141,21 @@ fs::path cached_object_path(const fs::path& dir, const std::string& key) {
 
 std::optional<std::string> load_cached_object(const fs::path& dir, const std::string& key) {
   const fs::path path = cached_object_path(dir, key);
+  // One open file throughout: an entry renamed over this one meanwhile is not mixed in.
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) return std::nullopt;  // no entry
   std::error_code ec;
-  const uintmax_t size = fs::file_size(path, ec);
-  if (ec) return std::nullopt;  // no entry
   auto corrupt = [&]() -> std::optional<std::string> {
     fs::remove(path, ec);
     return std::nullopt;
   };
-  if (size < kHeaderBytes || size > kMaxCachedObjectBytes + kHeaderBytes) return corrupt();
-  std::string bytes(size, '\0');
-  {
-    std::ifstream in(path, std::ios::binary);
-    if (!in.read(bytes.data(), static_cast<std::streamsize>(size))) return corrupt();
-  }
+  const std::streamoff size = in.tellg();
+  if (size < static_cast<std::streamoff>(kHeaderBytes) ||
+      static_cast<uintmax_t>(size) > kMaxCachedObjectBytes + kHeaderBytes)
+    return corrupt();
+  std::string bytes(static_cast<size_t>(size), '\0');
+  in.seekg(0);
+  if (!in.read(bytes.data(), size)) return corrupt();
   const char* p = bytes.data();
   if (std::memcmp(p, kMagic, sizeof kMagic) != 0) return corrupt();
   p += sizeof kMagic;
@@ -147,13 +163,44 @@ std::optional<std::string> load_cached_object(const fs::path& dir, const std::st
   p += kKeyChars;
   const uint64_t object_size = read_u64(p);
   const uint64_t checksum = read_u64(p + sizeof(uint64_t));
-  if (object_size != size - kHeaderBytes) return corrupt();
+  if (object_size != bytes.size() - kHeaderBytes) return corrupt();
   std::string object = bytes.substr(kHeaderBytes);
   if (llvm::xxh3_64bits(object) != checksum) return corrupt();
+  fs::last_write_time(path, fs::file_time_type::clock::now(), ec);  // recently used
   return object;
 }
 
-void store_cached_object(const fs::path& dir, const std::string& key, std::string_view object) {
+namespace {
+
+// Removes the least recently used entries once they pass `max_bytes`, down to 3/4 of it.
+void evict_least_recent(const fs::path& dir, uintmax_t max_bytes) {
+  std::error_code ec;
+  std::vector<std::pair<fs::file_time_type, fs::path>> entries;
+  uintmax_t total = 0;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->path().extension() != ".o") continue;
+    const uintmax_t size = it->file_size(ec);
+    const fs::file_time_type when = it->last_write_time(ec);
+    if (ec) {
+      ec.clear();
+      continue;
+    }
+    total += size;
+    entries.push_back({when, it->path()});
+  }
+  if (total <= max_bytes) return;
+  std::sort(entries.begin(), entries.end());
+  for (const auto& [when, path] : entries) {
+    if (total <= max_bytes / 4 * 3) break;
+    const uintmax_t size = fs::file_size(path, ec);
+    if (!ec && fs::remove(path, ec)) total -= size;
+  }
+}
+
+}  // namespace
+
+void store_cached_object(const fs::path& dir, const std::string& key, std::string_view object,
+                         uintmax_t max_bytes) {
   if (key.size() != kKeyChars || object.size() > kMaxCachedObjectBytes) return;
   std::error_code ec;
   fs::create_directories(dir, ec);
@@ -174,6 +221,7 @@ void store_cached_object(const fs::path& dir, const std::string& key, std::strin
   // rename() replaces the entry atomically: a concurrent reader opens the old file or the new.
   fs::rename(tmp, cached_object_path(dir, key), ec);
   if (ec) fs::remove(tmp, ec);
+  evict_least_recent(dir, max_bytes);
 }
 
 }  // namespace cjax::lower

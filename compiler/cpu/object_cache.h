@@ -7,10 +7,12 @@
 // torn, truncated or altered entry is detected, removed and rebuilt, never loaded.
 //
 // The folder: CJAX_CACHE_DIR, or by default $XDG_CACHE_HOME/cjax (else ~/.cache/cjax);
-// CJAX_CACHE_DIR=off (or 0, or empty) turns the cache off. Entries are never evicted: the folder
-// can be deleted at any time.
+// CJAX_CACHE_DIR=off (or 0, or empty) turns the cache off. When the entries pass
+// kMaxCacheBytes, the least recently used are removed; the folder can be deleted at any time.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -30,6 +32,12 @@ std::string object_cache_key(std::string_view module_text, std::string_view targ
 
 // Entries larger than this are refused (read as corrupt), not read into memory.
 inline constexpr size_t kMaxCachedObjectBytes = size_t{1} << 30;
+// The cache's size: a store that takes the entries past it removes the least recently used
+// (by modification time, which a load renews) down to three quarters of it.
+inline constexpr uintmax_t kMaxCacheBytes = uintmax_t{2} << 30;
+
+// Whether `dir` exists (or can be made) and this process may write to it.
+bool object_cache_writable(const std::filesystem::path& dir);
 
 // The object code stored under `key`, or nullopt when there is none. An entry that fails its
 // checks (header, key, size, checksum) is removed and reported as absent.
@@ -39,8 +47,9 @@ std::optional<std::string> load_cached_object(const std::filesystem::path& dir,
 // Stores `object` under `key`: written beside its final name and renamed over it, so a reader
 // sees a whole entry or none. A failure to write (a read-only folder, a full disk) leaves the
 // cache without the entry and is otherwise ignored: the cache only saves time.
+// Then, when the entries pass `max_bytes`, removes the least recently used.
 void store_cached_object(const std::filesystem::path& dir, const std::string& key,
-                         std::string_view object);
+                         std::string_view object, uintmax_t max_bytes = kMaxCacheBytes);
 
 // A fresh name in `dir` for a temporary file of `key`'s (unique across threads and processes).
 std::filesystem::path temporary_path(const std::filesystem::path& dir, const std::string& key);

@@ -101,41 +101,47 @@ void chunk_innermost(mlir::scf::ParallelOp op, int64_t chunk, int64_t innermost_
 
 void shape_parallel_loops(mlir::ModuleOp module, int64_t min_parallel, int64_t chunk,
                           size_t max_parallel) {
-  struct Candidate {
-    mlir::scf::ParallelOp op;
-    std::vector<int64_t> trips;
-    int64_t inner = 1, work = 0;
-  };
-  std::vector<Candidate> long_loops;
-  std::vector<mlir::scf::ParallelOp> loops;
+  std::vector<mlir::scf::ParallelOp> loops;  // inner loops before the loops around them
   module.walk([&](mlir::scf::ParallelOp op) {
     // Loops with reductions are left alone (linalg emits those with their reduction dims as
     // scf.for already).
     if (op.getNumReductions() == 0) loops.push_back(op);
   });
-  for (mlir::scf::ParallelOp op : loops) {
-    const auto trips = trip_counts(op);
-    if (!trips) continue;
+  // The iterations of `op`'s nest: its own, times those of the scf.for nest in its body (a
+  // reduction's nest does those per parallel iteration). Nothing for non-constant bounds.
+  struct Work {
+    std::vector<int64_t> trips;
+    int64_t inner = 1, total = 0;
+  };
+  auto work_of = [](mlir::scf::ParallelOp op) -> std::optional<Work> {
+    auto trips = trip_counts(op);
+    if (!trips) return std::nullopt;
     int64_t parallel = 1;
     for (int64_t t : *trips) parallel *= t;
-    // A reduction's nest does `inner` iterations of its own per parallel iteration: its chunks
-    // are fewer parallel iterations, for about `chunk` iterations of work each.
     const int64_t inner = nested_iterations(*op.getBody());
-    if (parallel < 2 || parallel * inner < min_parallel)
-      sequentialize(op);
-    else
-      long_loops.push_back({op, *trips, inner, parallel * inner});
-  }
-  // The loops with the most work keep their threads (the first in program order among equals).
+    return Work{*trips, inner, parallel < 2 ? 0 : parallel * inner};
+  };
+  // The long loops with the most work keep their threads (the first in program order among
+  // equals), chosen before any rewrite.
+  std::vector<std::pair<int64_t, size_t>> long_loops;  // (work, index in `loops`)
+  for (size_t k = 0; k < loops.size(); ++k)
+    if (auto w = work_of(loops[k]); w && w->total >= min_parallel)
+      long_loops.push_back({w->total, k});
   std::stable_sort(long_loops.begin(), long_loops.end(),
-                   [](const Candidate& a, const Candidate& b) { return a.work > b.work; });
-  for (size_t k = 0; k < long_loops.size(); ++k) {
-    const Candidate& c = long_loops[k];
-    if (k >= max_parallel)
-      sequentialize(c.op);
-    else if (c.trips.back() > 1)
-      chunk_innermost(c.op, std::clamp<int64_t>(chunk / c.inner, 1, c.trips.back()),
-                      c.trips.back());
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::vector<bool> keeps_threads(loops.size(), false);
+  for (size_t k = 0; k < long_loops.size() && k < max_parallel; ++k)
+    keeps_threads[long_loops[k].second] = true;
+  // Rewritten inner loops first, as walked: rewriting a loop clones its body, with the loops
+  // inside it already in their final form, and erases it.
+  for (size_t k = 0; k < loops.size(); ++k) {
+    const std::optional<Work> w = work_of(loops[k]);
+    if (!w) continue;
+    if (!keeps_threads[k] || w->total < min_parallel)
+      sequentialize(loops[k]);
+    else if (w->trips.back() > 1)
+      chunk_innermost(loops[k], std::clamp<int64_t>(chunk / w->inner, 1, w->trips.back()),
+                      w->trips.back());
   }
 }
 

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <regex>
 #include <vector>
@@ -130,4 +131,62 @@ TEST_CASE("the checkpointed MLP keeps fewer residual bytes than the plain one") 
   // 2·(z − t) (128 KiB).
   CHECK(plain["recomputed_residuals"].get<size_t>() == 3);
   CHECK(plain["residual_bytes"].get<size_t>() == (32u << 20) + 3 * (2u << 20) + (256u << 10));
+}
+
+TEST_CASE("a second process loads what two concurrent first ones compiled, with the same output") {
+  namespace fs = std::filesystem;
+  const std::string dir = std::string(CJAX_BINARY_DIR) + "/cli_cache_" + std::to_string(getpid());
+  fs::remove_all(dir);
+  // The two writers run at once, sharing one empty cache.
+  const std::string cmd = "CJAX_CACHE_DIR=" + dir + " " + CJAX_CLI_PATH +
+                          " bench --example block/mlp -r 1 --warmup 0 --json --timing";
+  const std::string out = dir + "_out";
+  REQUIRE(std::system(("bash -c '" + cmd + " >" + out + "1 & p1=$!; " + cmd + " >" + out +
+                       "2 & p2=$!; wait $p1 && wait $p2'")
+                          .c_str()) == 0);
+  REQUIRE(std::system((cmd + " >" + out + "3").c_str()) == 0);
+  std::vector<nlohmann::json> runs;
+  for (const char* k : {"1", "2", "3"}) {
+    std::ifstream in(out + k);
+    runs.push_back(nlohmann::json::parse(in));
+    std::remove((out + k).c_str());
+  }
+  // Whichever got there first compiled (the other may have found its entries already).
+  CHECK_FALSE((runs[0]["phases_ms"]["forward"]["from_cache"].get<bool>() &&
+               runs[1]["phases_ms"]["forward"]["from_cache"].get<bool>()));
+  CHECK(runs[2]["phases_ms"]["forward"]["from_cache"].get<bool>());
+  CHECK(runs[2]["phases_ms"]["backward"]["from_cache"].get<bool>());
+  CHECK(runs[2]["phases_ms"]["forward"]["mlir"].get<double>() == 0);
+  CHECK(runs[2]["residual_bytes"] == runs[0]["residual_bytes"]);
+  size_t entries = 0;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    CHECK(e.path().extension() == ".o");  // no temporary file left behind
+    ++entries;
+  }
+  CHECK(entries == 2);  // the forward and backward executables
+  // grad's values from loaded code are those of freshly compiled code: the same machine code on
+  // the same inputs, so the same bits (not a comparison across machines).
+  const char* saved = std::getenv("CJAX_CACHE_DIR");
+  const std::string saved_dir = saved ? saved : "";
+  setenv("CJAX_CACHE_DIR", dir.c_str(), 1);
+  const auto storing = run_cli("grad --example block/mlp");
+  const auto loading = run_cli("grad --example block/mlp");
+  setenv("CJAX_CACHE_DIR", "off", 1);
+  const auto fresh = run_cli("grad --example block/mlp");
+  if (saved)
+    setenv("CJAX_CACHE_DIR", saved_dir.c_str(), 1);
+  else
+    unsetenv("CJAX_CACHE_DIR");
+  REQUIRE(fresh.code == 0);
+  CHECK(storing.out == fresh.out);
+  CHECK(loading.out == fresh.out);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("CJAX_MAX_PARALLEL_LOOPS takes a count; anything else is a usage error") {
+  setenv("CJAX_MAX_PARALLEL_LOOPS", "many", 1);
+  const auto r = run_cli("run --example block/mlp");
+  unsetenv("CJAX_MAX_PARALLEL_LOOPS");
+  CHECK(r.code == 2);
+  CHECK(r.err.find("CJAX_MAX_PARALLEL_LOOPS=many: not a count of loops") != std::string::npos);
 }

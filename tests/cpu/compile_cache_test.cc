@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -185,6 +186,32 @@ TEST_CASE("concurrent writers of one entry leave a whole entry that later compil
   w2.join();
 }
 
+TEST_CASE("past its size the cache removes the least recently used entries") {
+  CacheDir dir("evict");
+  auto key = [](char c) { return std::string(64, c); };
+  const std::string object(1000, 'x');
+  const auto size = fs::file_size([&] {
+    lower::store_cached_object(dir.path, key('a'), object);
+    return lower::cached_object_path(dir.path, key('a'));
+  }());
+  const uintmax_t cap = 3 * size;  // three entries fit
+  auto age = [&](char c, int seconds) {
+    fs::last_write_time(lower::cached_object_path(dir.path, key(c)),
+                        fs::file_time_type::clock::now() - std::chrono::seconds(seconds));
+  };
+  lower::store_cached_object(dir.path, key('b'), object, cap);
+  lower::store_cached_object(dir.path, key('c'), object, cap);
+  age('a', 30);
+  age('b', 20);
+  age('c', 10);
+  REQUIRE(lower::load_cached_object(dir.path, key('a')));       // used now: the most recent
+  lower::store_cached_object(dir.path, key('d'), object, cap);  // four pass the cap
+  CHECK(lower::load_cached_object(dir.path, key('a')));
+  CHECK_FALSE(lower::load_cached_object(dir.path, key('b')));  // the least recently used
+  CHECK_FALSE(lower::load_cached_object(dir.path, key('c')));  // down to 3/4 of the cap
+  CHECK(lower::load_cached_object(dir.path, key('d')));
+}
+
 TEST_CASE("CJAX_CACHE_DIR=off stores nothing; another target CPU is another entry") {
   CacheDir dir("off");
   const Jaxpr j = program(4.5);
@@ -195,12 +222,18 @@ TEST_CASE("CJAX_CACHE_DIR=off stores nothing; another target CPU is another entr
   }
   CHECK(dir.entries().empty());
   CHECK_FALSE(lower::compile(j, "target")->compile_stats().from_cache);
+#if defined(__x86_64__)
   {
     ScopedEnv v2("CJAX_TARGET_CPU", "x86-64-v2");  // every x86-64 CPU of this decade runs it
     CHECK_FALSE(lower::compile(j, "target")->compile_stats().from_cache);
     CHECK(lower::compile(j, "target")->compile_stats().from_cache);
   }
   CHECK(dir.entries().size() == 2);
+#endif
+  {
+    ScopedEnv loops("CJAX_MAX_PARALLEL_LOOPS", "0");  // other code: another entry
+    CHECK_FALSE(lower::compile(j, "target")->compile_stats().from_cache);
+  }
 }
 
 TEST_CASE("the cache's folder: CJAX_CACHE_DIR, else XDG_CACHE_HOME/cjax, else ~/.cache/cjax") {
