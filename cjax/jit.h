@@ -101,6 +101,7 @@ class Jitted {
 // buffers go to the call, which frees each once it has read it last (a training step's old
 // weights, say, are gone before its last layers run) and the Arrays are deleted (is_deleted();
 // reading one throws). Inside a trace, jit is inlined and donation does nothing, as in JAX.
+// Donating an Array that another thread reads at the same time is a race.
 template <class F>
 Jitted<F> jit(F f, DonateArgnums donate = {}) {
   return Jitted<F>(std::move(f), std::move(donate));

@@ -5,6 +5,7 @@
 #include <llvm/ADT/StringExtras.h>
 #include <llvm/Config/llvm-config.h>
 #include <llvm/Support/SHA256.h>
+#include <llvm/Support/Signals.h>
 #include <llvm/Support/xxhash.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -77,6 +78,16 @@ std::string this_build_id() {
                        st.st_mtim.tv_nsec);
   return search.path;
 }
+
+// Storing an entry goes through MLIR's dumpToObjectFile, whose LLVM ToolOutputFile has LLVM
+// install its signal handlers (to remove unfinished files on a crash) and, the first time, give
+// the calling thread a larger alternate signal stack of its own allocation. On a worker thread
+// (`cjax bench` compiles two executables at once) AddressSanitizer then fails to unmap that stack
+// when the thread exits. Registering once at load time gives it to the main thread instead.
+[[maybe_unused]] const bool kSignalHandlersOnMainThread = [] {
+  llvm::sys::AddSignalHandler([](void*) {}, nullptr);
+  return true;
+}();
 
 bool cache_off(std::string_view v) {
   return v.empty() || v == "0" || v == "off";

@@ -62,7 +62,7 @@ TEST_CASE("every subcommand's --help matches its golden text and shows an exampl
   }
 }
 
-TEST_CASE("cjax --version prints the version; no subcommand is a usage error") {
+TEST_CASE("cjax --version prints the version, no subcommand is a usage error") {
   auto r = run_cli("--version");
   CHECK(r.code == 0);
   CHECK(r.out == std::string("cjax ") + CJAX_VERSION + "\n");

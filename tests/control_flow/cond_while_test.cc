@@ -55,7 +55,7 @@ TEST_CASE("cond: branches with different residuals, a closure, inside a scan") {
   check_close(gx, numeric_grad([&](const Array& a) { return loss(W, h0, a); }, xs));
 }
 
-TEST_CASE("switch: the index is clamped; three branches differentiate") {
+TEST_CASE("switch: the index is clamped, three branches differentiate") {
   Array x = cjax::array(std::vector<double>{0.3, -0.7}, Shape{2}, DType::f64);
   auto f = [](const Array& i, const Array& x) {
     std::vector<std::function<Array(const Array&)>> branches{
@@ -73,7 +73,7 @@ TEST_CASE("switch: the index is clamped; three branches differentiate") {
   CHECK(g.to_vector<double>()[1] == Approx(3 * 0.49));
 }
 
-TEST_CASE("while_loop: values and forward-mode derivatives; reverse mode fails clearly") {
+TEST_CASE("while_loop: values and forward-mode derivatives, reverse mode fails clearly") {
   // Newton's iteration for sqrt(a), with a data-dependent trip count.
   auto newton = [](const Array& a) {
     auto cond_fn = [&](const std::pair<Array, Array>& c) { return c.second < 20; };

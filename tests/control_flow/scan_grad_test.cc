@@ -185,7 +185,7 @@ TEST_CASE("scan: a checkpointed body gives the same gradients") {
   check_close(cx, gx.to_vector<double>());
 }
 
-TEST_CASE("scan: a carry whose type changes is a TypeError; no length and no xs a UsageError") {
+TEST_CASE("scan: a carry whose type changes is a TypeError, no length and no xs a UsageError") {
   Array x = cjax::array(std::vector<double>{1.0}, Shape{1}, DType::f64);
   auto bad = [](const Array& c, const std::tuple<>&) {
     return std::pair<Array, std::tuple<>>{np::concatenate(std::vector<Array>{c, c}, 0), {}};

@@ -212,7 +212,7 @@ TEST_CASE("past its size the cache removes the least recently used entries") {
   CHECK(lower::load_cached_object(dir.path, key('d')));
 }
 
-TEST_CASE("CJAX_CACHE_DIR=off stores nothing; another target CPU is another entry") {
+TEST_CASE("CJAX_CACHE_DIR=off stores nothing, another target CPU is another entry") {
   CacheDir dir("off");
   const Jaxpr j = program(4.5);
   {

@@ -170,7 +170,7 @@ TEST_CASE("grad caches programs with policies: one per policy object, always the
   CHECK(g_new.cache_size() == 5);
 }
 
-TEST_CASE("jit's donate_argnums consumes the donated arrays; reading one after is an error") {
+TEST_CASE("jit's donate_argnums consumes the donated arrays, reading one after is an error") {
   auto sgd = [](const Array& w, const Array& g) { return w - 0.1 * g; };
   auto step = jit(sgd, donate_argnums(0));
   Array w = filled({64}, 0.5);
@@ -210,7 +210,7 @@ TEST_CASE("jit's donate_argnums consumes the donated arrays; reading one after i
   CHECK_FALSE(a.is_deleted());
 }
 
-TEST_CASE("donation: a returned argument survives; a refused call gives the arrays back") {
+TEST_CASE("donation: a returned argument survives, a refused call gives the arrays back") {
   auto identity = jit([](const Array& v) { return v; }, donate_argnums(0));  // no eqns: no code
   const Array v = filled({8}, 1.0);
   const Array r = identity(v);

@@ -68,7 +68,7 @@ TEST_CASE("a deep chain's layers share compiled functions: their number does not
   }
 }
 
-TEST_CASE("repeated layers or a long program are cut into segments; others compile whole") {
+TEST_CASE("repeated layers or a long program are cut into segments, others compile whole") {
   // Three equal layers: cut, and each kind of segment compiled once.
   auto chain = lower::compile(tanh_chain(3), "chain");
   CHECK(chain->compile_stats().steps == 3);

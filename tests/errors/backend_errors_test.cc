@@ -105,7 +105,7 @@ cli_test::Result run_for_cpu(const char* cpu, const std::string& args) {
 
 }  // namespace
 
-TEST_CASE("CJAX_TARGET_CPU names the JIT's CPU; one this machine cannot run is refused") {
+TEST_CASE("CJAX_TARGET_CPU names the JIT's CPU, one this machine cannot run is refused") {
   // The baseline x86-64 runs everywhere (no AVX, no FMA): the same program, other code.
   auto baseline = run_for_cpu("x86-64", "run --example tutorial/f --seed 3");
   CHECK(baseline.code == 0);

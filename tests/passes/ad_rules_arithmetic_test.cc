@@ -52,7 +52,7 @@ TEST_CASE("ad rules: add, sub, mul, div, add_any with broadcasting") {
   check_jvp_vjp(one_eqn("neg", one), one, rng);
 }
 
-TEST_CASE("ad rules: neg, add, sub, add_any are linear; mul and div in one operand") {
+TEST_CASE("ad rules: neg, add, sub, add_any are linear, mul and div in one operand") {
   Rng rng(102);
   for (int s = 0; s < 3; ++s) {
     Shape out = random_shape(rng);

@@ -56,7 +56,7 @@ TEST_CASE("ad rules: reduce_prod (a product tree, as JAX differentiates it)") {
     }
 }
 
-TEST_CASE("ad rules: cumsum is linear; cumprod, cummax, cummin, cumlogsumexp in both directions") {
+TEST_CASE("ad rules: cumsum is linear, cumprod, cummax, cummin, cumlogsumexp in both directions") {
   Rng rng(404);
   for (bool reverse : {false, true})
     for (Shape shape : {Shape{1}, Shape{2}, Shape{5}, Shape{3, 4}, Shape{2, 7}}) {

@@ -286,7 +286,7 @@ TEST_CASE("corpus 09: scan without linear") {
                "09_docs_scan_no_linear.jaxpr");
 }
 
-TEST_CASE("corpus 11: dot_general params break over lines; an input var is returned") {
+TEST_CASE("corpus 11: dot_general params break over lines, an input var is returned") {
   JaxprBuilder b;
   b.in("a:f32[5,10] b:f32[5] c:f32[10]")
       .eqn("dot_general", "d:f32[5]", "a c", dot_params(dims({1}, {0})))
@@ -364,7 +364,7 @@ TEST_CASE("corpus 13: a wrapped invar list and names past z") {
       "13_docs_permissive_sum_bare_bcast.jaxpr");
 }
 
-TEST_CASE("corpus 14: slice params break over lines; float32 literal repr") {
+TEST_CASE("corpus 14: slice params break over lines, float32 literal repr") {
   auto slice = [](std::vector<int64_t> start, std::vector<int64_t> limit) {
     return Params{{"start_indices", ParamValue::ints(start)},
                   {"limit_indices", ParamValue::ints(limit)},

@@ -159,7 +159,7 @@ TEST_CASE("the width is a parameter") {
   in (c,) })");
 }
 
-TEST_CASE("print rules: opaque primitives keep stored order; a failing rule falls back") {
+TEST_CASE("print rules: opaque primitives keep stored order, a failing rule falls back") {
   Primitive opaque;
   opaque.name = "custom_thing";
   opaque.opaque = true;

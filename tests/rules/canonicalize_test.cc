@@ -61,7 +61,7 @@ TEST_CASE("transcendental ops and mul gain nothing") {
   CHECK(canonical("mul", {}).empty());
 }
 
-TEST_CASE("cond drops its retired linear param; scan keeps jax 0.9's") {
+TEST_CASE("cond drops its retired linear param, scan keeps jax 0.9's") {
   JaxprRef body = unary_jaxpr("sin", f32({}));
   // jax 0.4.30 docs: cond[branches=(...) linear=(False,)]
   Params c = canonical(
