@@ -59,11 +59,8 @@ class CompiledProgram final : public PreparedProgram {
   explicit CompiledProgram(std::shared_ptr<const lower::Executable> exe) : exe_(std::move(exe)) {}
   std::vector<runtime::Buffer> run(std::span<const runtime::Buffer> consts,
                                    std::span<const runtime::Buffer> args) const override {
-    std::vector<runtime::Buffer> all;
-    all.reserve(consts.size() + args.size());
-    all.insert(all.end(), consts.begin(), consts.end());
-    all.insert(all.end(), args.begin(), args.end());
-    return exe_->run_consuming(all);
+    std::vector<runtime::Buffer> copies(args.begin(), args.end());  // the caller keeps its own
+    return run_consuming(consts, copies);
   }
   std::vector<runtime::Buffer> run_consuming(std::span<const runtime::Buffer> consts,
                                              std::vector<runtime::Buffer>& args) const override {

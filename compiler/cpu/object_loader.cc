@@ -12,6 +12,13 @@
 #include "ir/errors.h"
 
 namespace cjax::lower {
+namespace {
+
+std::string program_name(const std::string& where) {
+  return where.empty() ? "the program" : where;
+}
+
+}  // namespace
 
 llvm::orc::SymbolMap runtime_symbol_map(llvm::orc::MangleAndInterner interner) {
   llvm::orc::SymbolMap map;
@@ -27,7 +34,7 @@ llvm::orc::SymbolMap runtime_symbol_map(llvm::orc::MangleAndInterner interner) {
 std::unique_ptr<llvm::orc::LLJIT> link_object(const std::string& object, const std::string& where) {
   auto fail = [&](llvm::Error e) {
     return Error(fmt::format("lower: cached object code for {} does not link: {}",
-                             where.empty() ? "the program" : where, llvm::toString(std::move(e))));
+                             program_name(where), llvm::toString(std::move(e))));
   };
   auto host = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!host) throw fail(host.takeError());
@@ -62,8 +69,7 @@ PackedEntry packed_entry(llvm::orc::LLJIT& jit, const std::string& name, const s
   // `_mlir_ciface_f`.
   auto address = jit.lookup("_mlir__mlir_ciface_" + name);
   if (!address)
-    throw Error(fmt::format("lower: the JIT could not link {}: {}",
-                            where.empty() ? "the program" : where,
+    throw Error(fmt::format("lower: the JIT could not link {}: {}", program_name(where),
                             llvm::toString(address.takeError())));
   return address->toPtr<PackedEntry>();
 }
