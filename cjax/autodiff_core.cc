@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "cjax/backend.h"
+#include "cjax/derivative_cache.h"
 #include "cjax/eval_jaxpr.h"
 #include "cjax/jit_cache.h"
 #include "cjax/lax.h"
@@ -31,6 +32,15 @@ void expect_no_consts(std::string_view api, const Jaxpr& j) {
   if (!j.constvars.empty())
     throw Error(fmt::format("{}: the transformed program has {} constvars (expected none)", api,
                             j.constvars.size()));
+}
+
+// What, besides the program, a training step depends on.
+std::string step_options_key(const StepOptions& o) {
+  std::string key = o.recompute_cheap_residuals ? "recompute:" : "jax:";
+  for (bool d : o.out_differentiated) key += d ? '1' : '0';
+  key += ':';
+  for (bool w : o.wrt) key += w ? '1' : '0';
+  return key;
 }
 
 }  // namespace
@@ -70,12 +80,14 @@ JvpValues jvp_flat(const ClosedTrace& f, std::span<const Array> primals,
   const Jaxpr& j = f.jaxpr;
   check_count("jvp", "primals", primals.size(), j.invars.size());
   check_count("jvp", "tangents", tangents.size(), j.invars.size());
-  JvpJaxpr jvp = jvp_jaxpr(j, std::vector<bool>(j.invars.size(), true), /*instantiate=*/true);
+  auto jvp = memoized_derivative<JvpJaxpr>("jvp", j, "", [&] {
+    return jvp_jaxpr(j, std::vector<bool>(j.invars.size(), true), /*instantiate=*/true);
+  });
   std::vector<Array> args(primals.begin(), primals.end());
   for (size_t i = 0; i < j.invars.size(); ++i)
     if (has_tangent_space(j.invars[i].aval().dtype))
       args.push_back(coerce_to_aval(tangents[i], strong(j.invars[i].aval()), "jvp", "tangent", i));
-  std::vector<Array> all = eval_jaxpr(jvp.jaxpr, f.consts, args);
+  std::vector<Array> all = eval_jaxpr(jvp->jaxpr, f.consts, args);
   size_t m = j.outvars.size();
   JvpValues r;
   r.outs.assign(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(m));
@@ -88,17 +100,18 @@ JvpValues jvp_flat(const ClosedTrace& f, std::span<const Array> primals,
 LinearizedFlat::LinearizedFlat(const ClosedTrace& f, std::span<const Array> primals) {
   const Jaxpr& j = f.jaxpr;
   check_count("linearize", "primals", primals.size(), j.invars.size());
-  LinearizeResult lr = linearize_jaxpr(j);
-  expect_no_consts("linearize", lr.lin);
-  std::vector<Array> all = eval_jaxpr(lr.fwd, f.consts, primals);
+  auto lr =
+      memoized_derivative<LinearizeResult>("linearize", j, "", [&] { return linearize_jaxpr(j); });
+  expect_no_consts("linearize", lr->lin);
+  std::vector<Array> all = eval_jaxpr(lr->fwd, f.consts, primals);
   size_t m = j.outvars.size();
   outs_.assign(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(m));
   residuals_.assign(all.begin() + static_cast<std::ptrdiff_t>(m), all.end());
   for (const Var& v : j.invars) in_avals_.push_back(strong(v.aval()));
   for (const Atom& o : j.outvars) out_avals_.push_back(strong(o.aval()));
-  in_differentiable_ = lr.in_differentiable;
-  out_nonzero_ = lr.out_nonzero;
-  lin_ = std::make_shared<const Jaxpr>(std::move(lr.lin));
+  in_differentiable_ = lr->in_differentiable;
+  out_nonzero_ = lr->out_nonzero;
+  lin_ = std::shared_ptr<const Jaxpr>(lr, &lr->lin);
 }
 
 std::vector<Array> LinearizedFlat::apply(std::span<const Array> tangents) const {
@@ -127,16 +140,17 @@ VjpFlat::VjpFlat(const ClosedTrace& f, std::span<const Array> primals,
   StepOptions options;
   options.out_differentiated = out_differentiated;
   options.recompute_cheap_residuals = !is_tracing() && current_backend() && !interpreter_forced();
-  TrainingStep p = training_step(j, options);
-  expect_no_consts("vjp", p.bwd);
-  std::vector<Array> all = eval_jaxpr(p.fwd, f.consts, primals);
+  auto p = memoized_derivative<TrainingStep>("vjp", j, step_options_key(options),
+                                             [&] { return training_step(j, options); });
+  expect_no_consts("vjp", p->bwd);
+  std::vector<Array> all = eval_jaxpr(p->fwd, f.consts, primals);
   size_t m = j.outvars.size();
   outs_.assign(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(m));
   residuals_.assign(all.begin() + static_cast<std::ptrdiff_t>(m), all.end());
   for (size_t i = 0; i < m; ++i)
     if (out_differentiated.empty() || out_differentiated[i])
       ct_avals_.push_back(strong(j.outvars[i].aval()));
-  bwd_ = std::make_shared<const Jaxpr>(std::move(p.bwd));
+  bwd_ = std::shared_ptr<const Jaxpr>(p, &p->bwd);
 }
 
 std::vector<Array> VjpFlat::apply(std::span<const Array> cotangents) const {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 
 #include "cjax/array_impl.h"
@@ -13,13 +14,23 @@ namespace cjax::detail {
 
 std::string trace_cache_key(const std::vector<FlatTree>& flat, const char* arg_types,
                             std::string_view api) {
+  // Bytes, not text: this runs on every call. Each part says its length, so that no two
+  // signatures write one key: a structure's length, then each leaf's dtype, weak type, rank and
+  // dims (the structure fixes the number of leaves).
   std::string key = arg_types;
+  key += '\0';  // type names hold none
   for (const FlatTree& t : flat) {
-    key += "|" + t.structure + ":";
+    const auto length = static_cast<uint32_t>(t.structure.size());
+    key.append(reinterpret_cast<const char*>(&length), sizeof length);
+    key += t.structure;
     for (const Array& leaf : t.leaves) {
       if (!leaf.defined())
         throw Error(fmt::format("{}: an argument holds a null cjax::Array", api));
-      key += leaf.aval().str_short() + (leaf.weak_type() ? "w," : ",");
+      const ShapedArray& a = leaf.aval();
+      key += static_cast<char>(a.dtype);
+      key += a.weak_type ? 'w' : 's';
+      key += static_cast<char>(a.shape.size());
+      key.append(reinterpret_cast<const char*>(a.shape.data()), a.shape.size() * sizeof(int64_t));
     }
   }
   return key;

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "cjax/api.h"
+#include "cjax/derivative_cache.h"
 #include "compiler/cpu/cpu_backend.h"
 #include "tests/cpu/compare.h"
 
@@ -143,6 +144,48 @@ TEST_CASE("grad on concrete arrays differentiates once per trace, reading captur
   CHECK(g.cache_size() == 1);
   g(filled({5}, 1.0));  // another shape, another trace
   CHECK(g.cache_size() == 2);
+}
+
+TEST_CASE("vjp, linearize and jvp on concrete arrays differentiate each trace once per process") {
+  Array w = filled({3}, 0.5);
+  auto f = [&](const Array& x) { return jnp::sin(x * jnp::sum(w)); };
+  const Array x = filled({3}, 1.0), ct = filled({3}, 0.3);
+  auto expected = [&] {  // (f(x), ct * s cos(x s)), s = sum(w)
+    UseInterpreter interp;
+    const Array s = jnp::sum(w);
+    return std::make_pair(jnp::sin(x * s), ct * s * jnp::cos(x * s));
+  };
+  auto check_vjp = [&] {
+    auto [y, f_vjp] = vjp(f, x);
+    auto [dx] = f_vjp(ct);
+    auto [want_y, want_dx] = expected();
+    test::require_close(y.buffer(), want_y.buffer());
+    test::require_close(dx.buffer(), want_dx.buffer());
+  };
+  detail::clear_derivative_cache();
+  const auto start = detail::derivative_cache_stats();
+  check_vjp();
+  check_vjp();
+  w = filled({3}, 2.5);  // new captured values: the same trace, the same backward program
+  check_vjp();
+  auto after_vjp = detail::derivative_cache_stats();
+  CHECK(after_vjp.misses - start.misses == 1);
+  CHECK(after_vjp.hits - start.hits == 2);
+
+  // linearize and jvp key their own transformations; a new shape is a new trace.
+  for (int i = 0; i < 3; ++i) {
+    auto [y, f_jvp] = linearize(f, x);
+    auto [y2, t] = jvp(f, x, ct);
+    auto [want_y, want_t] = expected();
+    test::require_close(f_jvp(ct).buffer(), want_t.buffer());
+    test::require_close(t.buffer(), want_t.buffer());
+    test::require_close(y2.buffer(), want_y.buffer());
+  }
+  vjp(f, filled({5}, 1.0));
+  const auto end = detail::derivative_cache_stats();
+  CHECK(end.misses - after_vjp.misses == 3);  // linearize, jvp, vjp at the new shape
+  CHECK(end.hits - after_vjp.hits == 4);
+  CHECK(end.entries == 4);
 }
 
 TEST_CASE("grad caches programs with policies: one per policy object, always the right one") {
