@@ -23,6 +23,7 @@
 #include "cjax/pytree.h"
 #include "cjax/residual_report.h"
 #include "cjax/trace.h"
+#include "cjax/vmap.h"
 #include "ir/dtype.h"
 #include "ir/jaxpr.h"
 #include "ir/print/printer.h"

@@ -6,7 +6,7 @@
 //
 // jacfwd linearizes f once and applies the linear program to each standard basis vector of the
 // input; jacrev runs the forward program once and the backward program for each basis vector of
-// the output (cjax has no vmap: the columns are stacked with reshape + concatenate). Block
+// the output (the columns are stacked with reshape + concatenate, not yet a vmap). Block
 // (i, j) of the Jacobian has shape out_i.shape + in_j.shape. The result's type: the argument's
 // type when f returns one Array (one block per input leaf), f's output type when the argument is
 // one Array (one block per output leaf), else a std::vector of the argument's type, one per

@@ -13,6 +13,7 @@ const std::vector<Example>& all() {
     register_block_examples(out);
     register_checkpoint_examples(out);
     register_control_flow_examples(out);
+    register_vmap_examples(out);
     return out;
   }();
   return examples;

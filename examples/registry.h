@@ -31,5 +31,6 @@ void register_tutorial_examples(std::vector<Example>& out);
 void register_block_examples(std::vector<Example>& out);
 void register_checkpoint_examples(std::vector<Example>& out);
 void register_control_flow_examples(std::vector<Example>& out);
+void register_vmap_examples(std::vector<Example>& out);
 
 }  // namespace cjax::examples

@@ -102,6 +102,7 @@ void ExactTextWriter::param(const ParamValue& v) {
   } else if (v.is<bool>()) {
     out_ += scalar(v.as<bool>());
   } else if (v.is<int64_t>()) {
+    if (v.numpy_int) out_ += 'n';  // prints otherwise
     out_ += scalar(v.as<int64_t>());
   } else if (v.is<double>()) {
     out_ += scalar(v.as<double>());

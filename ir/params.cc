@@ -27,6 +27,18 @@ ParamValue ParamValue::bools(const std::vector<bool>& xs) {
   return t;
 }
 
+ParamValue ParamValue::np_int(int64_t i) {
+  ParamValue v(i);
+  v.numpy_int = true;
+  return v;
+}
+
+ParamValue ParamValue::np_ints(const std::vector<int64_t>& xs) {
+  ParamTuple t;
+  for (int64_t x : xs) t.items.push_back(np_int(x));
+  return ParamValue(std::move(t));
+}
+
 std::vector<int64_t> ParamValue::to_ints() const {
   const std::vector<ParamValue>* items = nullptr;
   if (is<ParamTuple>()) items = &as<ParamTuple>().items;

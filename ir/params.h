@@ -38,6 +38,9 @@ struct ParamValue {
   using Variant = std::variant<NoneParam, bool, int64_t, double, std::string, DType, ParamTuple,
                                ParamList, JaxprRef, PolicyRef, OpaqueParam>;
   Variant v;
+  // An int that JAX computed with numpy: it prints as `np.int64(2)` (inside tuples such as the
+  // axes vmap's batching rules shift with np.add). Equal to the plain int, as in Python.
+  bool numpy_int = false;
 
   ParamValue() = default;
   ParamValue(NoneParam n) : v(n) {}
@@ -59,6 +62,9 @@ struct ParamValue {
   // [1] / []: a list of ints, as inside dot_general's dimension_numbers.
   static ParamValue int_list(const std::vector<int64_t>& xs);
   static ParamValue bools(const std::vector<bool>& xs);
+  // np.int64(i), and a tuple of them.
+  static ParamValue np_int(int64_t i);
+  static ParamValue np_ints(const std::vector<int64_t>& xs);
 
   template <class T>
   bool is() const {

@@ -1,7 +1,8 @@
 // The transformation rules of a primitive, kept together in one record per primitive: its jvp,
-// its transpose, its partial-eval rules and its dce. Each family file under passes/ad_rules/ (and
-// remat.cc, jit_rules.cc, control_flow/) fills in the records of its primitives; the passes read
-// them from the eqn's primitive. A primitive's shape rule, params and traits are in ir/rules/.
+// its transpose, its partial-eval rules, its dce and its batching rule. Each family file under
+// passes/ad_rules/ (and remat.cc, jit_rules.cc, control_flow/) fills in the records of its
+// primitives; the passes read them from the eqn's primitive. A primitive's shape rule, params and
+// traits are in ir/rules/.
 #pragma once
 
 #include <functional>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "ir/jaxpr.h"
+#include "passes/batching.h"
 #include "passes/jvp.h"
 #include "passes/partial_eval.h"
 #include "passes/remat.h"
@@ -32,6 +34,7 @@ struct PassRules {
   PartialEvalRule partial_eval;
   PartialEvalCustomRule partial_eval_custom;  // the same under a remat policy
   DceRule dce;
+  BatchRule batch;  // vmap (passes/batching.h)
 };
 
 // The rules of `prim`: all empty for primitives with none (opaque ones included).

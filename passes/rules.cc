@@ -3,6 +3,7 @@
 #include <mutex>
 
 #include "passes/ad_rules/register.h"
+#include "passes/batch_rules/register.h"
 #include "passes/control_flow/register.h"
 #include "passes/jit_rules.h"
 #include "passes/remat.h"
@@ -16,6 +17,7 @@ void ensure_pass_rules() {
     register_remat_rules();
     register_jit_rules();
     register_control_flow_rules();
+    register_batch_rules();
   });
 }
 

@@ -141,6 +141,7 @@ class JaxprParser {
 
   ParamValue read_value(std::string_view prim, std::string_view key, size_t open);
   std::optional<ParamValue> structured_value(std::string_view key, bool top);
+  std::optional<ParamValue> numpy_int_value(size_t start);
   bool value_ends() const;
   bool key_follows(size_t offset) const;
   std::string raw_value_text(std::string_view prim, size_t start, size_t open);

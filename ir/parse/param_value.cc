@@ -156,6 +156,7 @@ std::optional<ParamValue> JaxprParser::structured_value(std::string_view key, bo
   if (t.is_ident()) {
     lex.next();
     std::string_view s = t.text;
+    if (s == "np") return numpy_int_value(t.offset);
     if (s == "None") return ParamValue(NoneParam{});
     if (s == "True" || s == "False") return ParamValue(s == "True");
     if (s == "nan") return ParamValue(std::numeric_limits<double>::quiet_NaN());
@@ -176,6 +177,22 @@ std::optional<ParamValue> JaxprParser::structured_value(std::string_view key, bo
     return ParamValue(std::string(src.substr(t.offset, i + 1 - t.offset)));
   }
   return std::nullopt;
+}
+
+// `np.int64(-3)` (the `np` read): a numpy int; anything else after `np` is kept as text.
+std::optional<ParamValue> JaxprParser::numpy_int_value(size_t start) {
+  std::string_view src = lex.source();
+  constexpr std::string_view kPrefix = "np.int64(";
+  if (src.substr(start, kPrefix.size()) != kPrefix) return std::nullopt;
+  size_t i = start + kPrefix.size();
+  const size_t digits = i;
+  if (i < src.size() && src[i] == '-') ++i;
+  while (i < src.size() && is_digit(src[i])) ++i;
+  if (i >= src.size() || src[i] != ')') return std::nullopt;
+  std::optional<ParamValue> v = number_value(src.substr(digits, i - digits));
+  if (!v || !v->is<int64_t>()) return std::nullopt;
+  lex.seek(i + 1);
+  return ParamValue::np_int(v->as<int64_t>());
 }
 
 bool JaxprParser::value_ends() const {

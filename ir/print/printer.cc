@@ -75,6 +75,7 @@ std::string python_str_repr(const std::string& s) {
 
 // Python's str() (repr = false) or repr() (repr = true) of a param value.
 std::string python_str(const ParamValue& v, bool repr) {
+  if (v.numpy_int && v.is<int64_t>()) return "np.int64(" + std::to_string(v.as<int64_t>()) + ")";
   struct Visitor {
     bool repr;
     std::string operator()(const NoneParam&) const { return "None"; }

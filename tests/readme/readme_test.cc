@@ -26,7 +26,9 @@ void tour(const Array& W1, const Array& W2, const Array& W3, const Array& x, con
   cjax::print_saved_residuals(f3, {"W1", "W2", "W3", "x"})(W1, W2, W3, x);
   auto step = cjax::jit(cjax::value_and_grad(loss_fn, cjax::argnums<0>));  // compiled once, cached
   auto [loss_jit, grads_jit] = step(params, x, y);
-  std::cout << "loss " << loss << " (jit: " << loss_jit << ")\n";
+  auto per_example = cjax::vmap(loss_fn, {std::nullopt, 0, 0});  // params shared, x and y mapped
+  Array losses = per_example(params, np::stack({x, x}), np::stack({y, y}));
+  std::cout << "loss " << loss << " (jit: " << loss_jit << ", vmap: " << losses << ")\n";
 }
 // ---- end of README.md ----
 
@@ -60,4 +62,8 @@ TEST_CASE("the README's C++ compiles against <cjax/cjax.h> and runs") {
   double loss = std::stod(text.substr(eager + 11)), loss_jit = std::stod(text.substr(jit + 12));
   CHECK(loss > 0);
   CHECK(loss_jit == Approx(loss).epsilon(1e-5));
+  // Both examples of the vmapped batch are (x, y): two copies of the loss.
+  const size_t batched = text.rfind("vmap: Array([");
+  REQUIRE(batched != std::string::npos);
+  CHECK(std::stod(text.substr(batched + 13)) == Approx(loss).epsilon(1e-5));
 }

@@ -1,0 +1,16 @@
+// Registration of the built-in batching rules (vmap), one file per primitive family, named as
+// ir/rules/'s. Explicit calls, not static initialisers: static libraries drop object files nobody
+// references.
+#pragma once
+
+namespace cjax {
+
+void register_batch_rules();  // all of them, once; ensure_pass_rules() calls it
+
+void register_elementwise_batch_rules();  // elementwise.cc: unary, n-ary, select_n, clamp, add_any
+void register_structural_batch_rules();   // structural.cc: broadcast, reshape, transpose, pad ...
+void register_reduction_batch_rules();    // reductions.cc: reduce_*, arg*, cum*, sort
+void register_dot_general_batch_rules();  // dot.cc
+void register_call_batch_rules();         // calls.cc: jit, remat2
+
+}  // namespace cjax
