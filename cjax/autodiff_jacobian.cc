@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include "cjax/bind.h"
 #include "cjax/lax.h"
+#include "cjax/promotion.h"
+#include "cjax/vmap.h"
 #include "ir/errors.h"
 
 namespace cjax::detail {
@@ -14,91 +17,92 @@ Shape concat(const Shape& a, const Shape& b) {
   return s;
 }
 
-// The e-th standard basis vector of `aval` (a concrete Array).
-Array basis(const ShapedArray& aval, int64_t e) {
-  std::vector<double> data(static_cast<size_t>(aval.size()), 0.0);
-  data[static_cast<size_t>(e)] = 1.0;
-  return array(data, aval.shape, aval.dtype);
-}
-
-Array concrete_zeros(const ShapedArray& aval) {
-  return Array::from_buffer(runtime::Buffer::full(ShapedArray(aval.dtype, aval.shape), 0.0));
-}
-
-void check_floating(const char* api, const char* what, std::span<const ShapedArray> avals) {
-  for (size_t i = 0; i < avals.size(); ++i)
-    if (!is_floating(avals[i].dtype))
+void check_floating(const char* api, const char* what, std::span<const Array> xs) {
+  for (size_t i = 0; i < xs.size(); ++i)
+    if (!is_floating(xs[i].dtype()))
       throw TypeError(
           fmt::format("{} requires real-valued {}s (a floating point dtype), but {} {} "
                       "is {}",
-                      api, what, what, i, avals[i].str_short()));
+                      api, what, what, i, xs[i].aval().str_short()));
 }
 
-// Stacks `parts` (each of shape `part`) along a new axis placed first (`leading`) or last, then
-// reshapes the stack to `shape`.
-Array stack_to(const std::vector<Array>& parts, const Shape& part, bool leading, const Shape& shape,
-               DType dtype) {
-  if (parts.empty()) return concrete_zeros(ShapedArray(dtype, shape));
-  if (parts.size() == 1)  // one column: no stacking
-    return parts[0].shape() == shape ? parts[0] : lax::reshape(parts[0], shape);
-  Shape one = leading ? concat({1}, part) : concat(part, {1});
-  std::vector<Array> expanded;
-  for (const Array& p : parts) expanded.push_back(lax::reshape(p, one));
-  Array stacked = lax::concatenate(expanded, leading ? 0 : static_cast<int64_t>(part.size()));
-  return lax::reshape(stacked, shape);
+// The dtype every leaf promotes to (jax.dtypes.result_type of the leaves).
+DType common_dtype(std::span<const Array> xs) {
+  std::vector<DTypeAndWeak> types;
+  for (const Array& x : xs) types.push_back({x.dtype(), x.weak_type()});
+  return result_type(types).dtype;
 }
 
-std::vector<ShapedArray> avals_of(std::span<const Array> xs) {
-  std::vector<ShapedArray> out;
-  for (const Array& x : xs) out.emplace_back(x.dtype(), x.shape());
-  return out;
+// lax._eye: ones on the diagonal of an n x n matrix, as jnp.eye traces it.
+Array eye(int64_t n, DType dtype) {
+  const Shape shape{n, n};
+  const Array rows = lax::broadcasted_iota(DType::i32, shape, 0);  // in the order JAX traces them
+  const Array cols = lax::broadcasted_iota(DType::i32, shape, 1);
+  const Array diagonal = lax::eq(lax::add(rows, Array::scalar(0.0, DType::i32)), cols);
+  return lax::convert_element_type(diagonal, dtype);
+}
+
+// JAX's _unravel_array_into_pytree: `arr` cut along `axis` into one part per leaf (of the
+// leaf's size; jnp.split, so the sizes are numpy ints), each reshaped so that the leaf's shape
+// replaces that axis.
+std::vector<Array> unravel(const Array& arr, int64_t axis, std::span<const Array> leaves) {
+  if (axis < 0) axis += arr.ndim();
+  std::vector<int64_t> sizes;
+  for (const Array& l : leaves) sizes.push_back(l.size());
+  const SourceInfo src = std::source_location::current();
+  Params p{{"sizes", ParamValue::np_ints(sizes)}, {"axis", axis}};
+  std::vector<Array> parts =
+      cjax::bind("split", std::span<const Array>(&arr, 1), std::move(p), src);
+  for (size_t i = 0; i < parts.size(); ++i) {
+    Shape shape(arr.shape().begin(), arr.shape().begin() + axis);
+    shape = concat(shape, leaves[i].shape());
+    shape.insert(shape.end(), arr.shape().begin() + axis + 1, arr.shape().end());
+    parts[i] = lax::reshape(parts[i], shape);
+  }
+  return parts;
+}
+
+// JAX's _std_basis: the rows of an identity over all of the leaves' elements, one part per leaf
+// of shape (n,) + the leaf's shape.
+std::vector<Array> std_basis(std::span<const Array> leaves) {
+  int64_t n = 0;
+  for (const Array& l : leaves) n += l.size();
+  return unravel(eye(n, common_dtype(leaves)), 1, leaves);
 }
 
 }  // namespace
 
+// jax.jacfwd: vmap of jvp over the standard basis of the inputs, the Jacobian's input axes last.
 JacobianBlocks jacfwd_flat(const ClosedTrace& f, std::span<const Array> primals) {
-  std::vector<ShapedArray> in = avals_of(primals);
-  check_floating("jacfwd", "input", in);
-  LinearizedFlat lin(f, primals);
-  std::vector<ShapedArray> out = avals_of(lin.outs());
-  JacobianBlocks blocks(out.size(), std::vector<Array>(in.size()));
-  std::vector<Array> tangents;
-  for (const ShapedArray& a : in) tangents.push_back(concrete_zeros(a));
-  for (size_t j = 0; j < in.size(); ++j) {
-    std::vector<std::vector<Array>> columns(out.size());
-    for (int64_t e = 0; e < in[j].size(); ++e) {
-      tangents[j] = basis(in[j], e);
-      std::vector<Array> t = lin.apply(tangents);
-      for (size_t i = 0; i < out.size(); ++i) columns[i].push_back(t[i]);
-    }
-    tangents[j] = concrete_zeros(in[j]);
-    for (size_t i = 0; i < out.size(); ++i)
-      blocks[i][j] = stack_to(columns[i], out[i].shape, /*leading=*/false,
-                              concat(out[i].shape, in[j].shape), out[i].dtype);
-  }
+  check_floating("jacfwd", "input", primals);
+  const size_t m = f.jaxpr.outvars.size();
+  std::vector<Array> basis = std_basis(primals);
+  auto push_forward = [&](const std::vector<Array>& tangents) {
+    JvpValues v = jvp_flat(f, primals, tangents);
+    return std::pair{v.outs, v.tangent_outs};
+  };
+  std::vector<std::optional<int>> axes(m, std::nullopt);
+  axes.insert(axes.end(), m, -1);
+  auto [outs, jac] = vmap(push_forward, 0, VmapAxes(axes))(basis);
+  JacobianBlocks blocks;
+  for (size_t i = 0; i < m; ++i) blocks.push_back(unravel(jac[i], -1, primals));
   return blocks;
 }
 
+// jax.jacrev: vjp once, then vmap of the pullback over the standard basis of the outputs, the
+// Jacobian's output axes first.
 JacobianBlocks jacrev_flat(const ClosedTrace& f, std::span<const Array> primals) {
-  std::vector<ShapedArray> in = avals_of(primals);
-  check_floating("jacrev", "input", in);
+  check_floating("jacrev", "input", primals);
   VjpFlat vjp(f, primals);
-  std::vector<ShapedArray> out = avals_of(vjp.outs());
-  check_floating("jacrev", "output", out);
-  JacobianBlocks blocks(out.size(), std::vector<Array>(in.size()));
-  std::vector<Array> cts;
-  for (const ShapedArray& a : out) cts.push_back(concrete_zeros(a));
-  for (size_t i = 0; i < out.size(); ++i) {
-    std::vector<std::vector<Array>> rows(in.size());
-    for (int64_t e = 0; e < out[i].size(); ++e) {
-      cts[i] = basis(out[i], e);
-      std::vector<Array> c = vjp.apply(cts);
-      for (size_t j = 0; j < in.size(); ++j) rows[j].push_back(c[j]);
-    }
-    cts[i] = concrete_zeros(out[i]);
-    for (size_t j = 0; j < in.size(); ++j)
-      blocks[i][j] = stack_to(rows[j], in[j].shape, /*leading=*/true,
-                              concat(out[i].shape, in[j].shape), in[j].dtype);
+  const std::vector<Array>& outs = vjp.outs();
+  check_floating("jacrev", "output", outs);
+  std::vector<Array> basis = std_basis(outs);
+  auto pull_back = [&](const std::vector<Array>& cts) { return vjp.apply(cts); };
+  std::vector<Array> jac = vmap(pull_back)(basis);
+  JacobianBlocks blocks(outs.size(), std::vector<Array>(primals.size()));
+  for (size_t j = 0; j < primals.size(); ++j) {
+    std::vector<Array> rows = unravel(jac[j], 0, outs);
+    for (size_t i = 0; i < outs.size(); ++i) blocks[i][j] = rows[i];
   }
   return blocks;
 }

@@ -4,9 +4,9 @@
 //   Array J = cjax::jacrev(f, cjax::argnums<1>)(x, y);
 //   Array H = cjax::hessian(f)(x);                // jacfwd(jacrev(f))
 //
-// jacfwd linearizes f once and applies the linear program to each standard basis vector of the
-// input; jacrev runs the forward program once and the backward program for each basis vector of
-// the output (the columns are stacked with reshape + concatenate, not yet a vmap). Block
+// As JAX's: jacfwd is a vmap of jvp over the standard basis of the inputs (the rows of an
+// identity, split per input leaf), jacrev a vjp whose pullback is vmapped over the standard basis
+// of the outputs, and make_jaxpr of either prints what JAX prints (docs/vmap.md). Block
 // (i, j) of the Jacobian has shape out_i.shape + in_j.shape. The result's type: the argument's
 // type when f returns one Array (one block per input leaf), f's output type when the argument is
 // one Array (one block per output leaf), else a std::vector of the argument's type, one per

@@ -7,10 +7,11 @@ namespace cjax {
 
 void register_batch_rules();  // all of them, once; ensure_pass_rules() calls it
 
-void register_elementwise_batch_rules();  // elementwise.cc: unary, n-ary, select_n, clamp, add_any
-void register_structural_batch_rules();   // structural.cc: broadcast, reshape, transpose, pad ...
-void register_reduction_batch_rules();    // reductions.cc: reduce_*, arg*, cum*, sort
-void register_dot_general_batch_rules();  // dot.cc
-void register_call_batch_rules();         // calls.cc: jit, remat2
+void register_elementwise_batch_rules();   // elementwise.cc: unary, n-ary, select_n, clamp, add_any
+void register_structural_batch_rules();    // structural.cc: broadcast, reshape, transpose, pad ...
+void register_reduction_batch_rules();     // reductions.cc: reduce_*, arg*, cum*, sort
+void register_dot_general_batch_rules();   // dot.cc
+void register_call_batch_rules();          // calls.cc: jit, remat2
+void register_control_flow_batch_rules();  // control_flow.cc: scan, cond
 
 }  // namespace cjax

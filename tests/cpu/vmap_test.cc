@@ -10,6 +10,7 @@
 #include "compiler/cpu/cpu_backend.h"
 #include "tests/cpu/compare.h"
 #include "tests/frontend/compiler_test_util.h"
+#include "tests/golden/golden.h"
 
 namespace cjax {
 namespace {
@@ -168,6 +169,51 @@ TEST_CASE("vmap composes: grad of vmap, jit of vmap, nested vmap, vmap of checkp
                       want_g.buffer());
 }
 
+TEST_CASE("vmap of scan equals a loop: batched carry, batched xs, or both") {
+  // carry c -> c * x + 1, ys sin(c): a carry that becomes batched through a batched x too.
+  auto f = [](const Array& c0, const Array& xs) {
+    auto [c, ys] = scan(
+        [](const Array& c, const Array& x) {
+          return std::pair{c * x + 1.0, jnp::sin(c)};
+        },
+        c0, xs);
+    return c + jnp::sum(ys);
+  };
+  check_all_axes(f, {2}, {5, 2}, 30);
+  check_all_axes(f, {}, {4}, 31);
+}
+
+TEST_CASE("vmap of cond equals a loop: batched predicate (both branches), unbatched predicate") {
+  auto f = [](const Array& p, const Array& a) {
+    return cond(
+        p > 0.0, [](const Array& x) { return jnp::sin(x) * 3.0; },
+        [](const Array& x) { return jnp::cos(x); }, a);
+  };
+  check_all_axes(f, {}, {2}, 40);
+  check_all_axes(f, {}, {}, 41);
+}
+
+TEST_CASE("jacrev and hessian (vmaps of vjp and jvp) compute JAX's values, compiled too") {
+  const Array x = testing::f64({0.5, -1.25, 2.0}, {3}).astype(DType::f32);
+  auto f = [](const Array& a) {
+    const Array s = jnp::sin(a);
+    return s * lax::rev(a, {0});
+  };
+  auto g = [](const Array& a) { return jnp::sum(jnp::sin(a) * a); };
+  auto check = [](const Array& got, const std::string& title) {
+    const std::vector<double> want = golden::numbers(golden::jax_case("vmap.md", title));
+    const std::vector<double> values = got.buffer().to_doubles();
+    REQUIRE(values.size() == want.size());
+    for (size_t i = 0; i < want.size(); ++i) CHECK(values[i] == Approx(want[i]).margin(1e-6));
+  };
+  check(jacrev(f)(x), "jacrev values");
+  check(jacfwd(f)(x), "jacrev values");
+  check(hessian(g)(x), "hessian values");
+  UseInterpreter interp;
+  check(jacrev(f)(x), "jacrev values");
+  check(hessian(g)(x), "hessian values");
+}
+
 TEST_CASE("vmap out_axes and axis_size place and broadcast the outputs") {
   std::mt19937 rng(9);
   const Array x = random_f32(rng, {3, 2});
@@ -195,16 +241,12 @@ TEST_CASE("vmap's errors name the arguments, the axes and the primitive") {
                     Catch::Contains("vmap has mapped output but out_axes is None"));
   CHECK_THROWS_WITH(vmap([](const Array& x) { return x; }, std::nullopt)(a),
                     Catch::Contains("at least one non-None value in in_axes"));
-  auto cumulative = [](const Array& x) {
-    return scan(
-               [](const Array& c, const Array& xi) {
-                 return std::pair{c + xi, c};
-               },
-               x[0], x)
-        .first;
+  auto doubling = [](const Array& x) {
+    return while_loop([](const Array& c) { return jnp::sum(c) < 10.0; },
+                      [](const Array& c) { return c * 2.0; }, x);
   };
-  CHECK_THROWS_WITH(vmap(cumulative)(jnp::ones({2, 3})),
-                    Catch::Contains("vmap: no batching rule for 'scan' (batch_jaxpr), from"));
+  CHECK_THROWS_WITH(vmap(doubling)(jnp::ones({2, 3})),
+                    Catch::Contains("vmap: no batching rule for 'while' (batch_jaxpr), from"));
 }
 
 }  // namespace

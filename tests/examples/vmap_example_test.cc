@@ -2,8 +2,6 @@
 // the same program and inputs (tests/golden/jax_0_11_2/vmap.md).
 #include <catch2/catch.hpp>
 
-#include <sstream>
-
 #include "examples/registry.h"
 #include "ir/print/printer.h"
 #include "runtime/interpreter.h"
@@ -12,16 +10,6 @@
 namespace cjax {
 namespace {
 
-// The numbers of a printed numpy array ("[-0.66,  0.34, ...]").
-std::vector<double> numbers(std::string text) {
-  for (char& c : text)
-    if (c == '[' || c == ']' || c == ',') c = ' ';
-  std::istringstream in(text);
-  std::vector<double> out;
-  for (double x; in >> x;) out.push_back(x);
-  return out;
-}
-
 TEST_CASE("vmap/per_example_grads prints JAX's jaxpr and computes JAX's per-example db") {
   const examples::Example& ex = examples::get("vmap/per_example_grads");
   const Jaxpr j = ex.make_jaxpr();
@@ -29,7 +17,8 @@ TEST_CASE("vmap/per_example_grads prints JAX's jaxpr and computes JAX's per-exam
   const std::vector<runtime::Buffer> out = runtime::eval_jaxpr(j, ex.default_inputs());
   REQUIRE(out.size() == 2);
   CHECK(out[0].aval().shape == Shape{32, 16});
-  const std::vector<double> want = numbers(golden::jax_case("vmap.md", "per_example_grads values"));
+  const std::vector<double> want =
+      golden::numbers(golden::jax_case("vmap.md", "per_example_grads values"));
   const std::vector<double> got = out[1].to_doubles();
   REQUIRE(got.size() == want.size());
   for (size_t i = 0; i < got.size(); ++i) CHECK(got[i] == Approx(want[i]).epsilon(1e-5));

@@ -95,6 +95,26 @@ TEST_CASE("vmap prints JAX's batched jit and checkpoint bodies") {
   // vmap's values under jit are checked against the interpreter in tests/cpu/vmap_test.cc.
 }
 
+TEST_CASE("vmap of cond prints JAX's: select_n over every branch for a batched predicate") {
+  auto f = [](const Array& p, const Array& a) {
+    return cond(
+        p, [](const Array& x) { return jnp::sin(x); }, [](const Array& x) { return jnp::cos(x); },
+        a);
+  };
+  CHECK(trace(vmap(f), ShapeDtype{DType::bool_, {2}}, f32({2})) == jax("cond batched predicate"));
+  CHECK(trace(vmap(f, {none, 0}), ShapeDtype{DType::bool_, {}}, f32({2})) ==
+        jax("cond unbatched predicate"));
+  using Branch = std::function<Array(const Array&)>;
+  auto g = [](const Array& i, const Array& a) {
+    return switch_(i,
+                   std::vector<Branch>{[](const Array& x) { return jnp::sin(x); },
+                                       [](const Array& x) { return jnp::cos(x); },
+                                       [](const Array& x) { return jnp::tanh(x); }},
+                   a);
+  };
+  CHECK(trace(vmap(g), i32({2}), f32({2})) == jax("switch batched index"));
+}
+
 TEST_CASE("vmap with nothing mapped broadcasts to axis_size, as JAX prints it") {
   CHECK(trace(vmap([](const Array& a) { return a * 2.0; }, none, 0, 3), f32({})) ==
         jax("axis_size no mapped input"));
@@ -112,6 +132,18 @@ TEST_CASE("vmap composes with grad as JAX prints it: grad of vmap, per-example g
   auto per_example = vmap(grad(loss, argnums<0, 1>), {none, none, 0, 0});
   CHECK(trace(per_example, f32({16}), f32({}), f32({32, 16}), f32({32})) ==
         jax("per_example_grads jaxpr"));
+}
+
+TEST_CASE("jacfwd, jacrev and hessian are vmaps of jvp and vjp, and print as JAX's") {
+  auto f = [](const Array& a) {
+    const Array s = jnp::sin(a);  // first, as Python evaluates it
+    return s * lax::rev(a, {0});
+  };
+  CHECK(trace(jacfwd(f), f32({3})) == jax("jacfwd"));
+  CHECK(trace(jacrev(f), f32({3})) == jax("jacrev"));
+  const std::string h =
+      trace(hessian([](const Array& a) { return jnp::sum(jnp::sin(a) * a); }), f32({3}));
+  CHECK(h == jax("hessian"));
 }
 
 TEST_CASE("numpy ints in params print as JAX prints them and parse back") {

@@ -5,6 +5,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace golden {
 
@@ -44,6 +45,15 @@ inline std::string jax_case(const std::string& file, const std::string& title) {
   return all.substr(begin, end - begin);
 }
 
+// The numbers of an array numpy printed ("[[-0.66,  0.34], ...]").
+inline std::vector<double> numbers(std::string text) {
+  for (char& c : text)
+    if (c == '[' || c == ']' || c == ',') c = ' ';
+  std::istringstream in(text);
+  std::vector<double> out;
+  for (double x; in >> x;) out.push_back(x);
+  return out;
+}
 }  // namespace golden
 
 // Declares `var` holding the wild jaxpr `name`, or skips the test case when it is missing.
