@@ -211,8 +211,10 @@ T fori_loop(const Array& lower, const Array& upper, BF&& body_fn, const T& init,
   Carry c0(lower, upper, init);
   auto cond_fn = [&](const Carry& c) { return detail::less(std::get<0>(c), std::get<1>(c), src); };
   auto body = [&](const Carry& c) {
-    return Carry(detail::add_one(std::get<0>(c), src), std::get<1>(c),
-                 T(body_fn(std::get<0>(c), std::get<2>(c))));
+    // i + 1 first, as JAX's (i + 1, upper, body_fun(i, x)) is traced (C++ leaves the order of
+    // constructor arguments open).
+    Array next_i = detail::add_one(std::get<0>(c), src);
+    return Carry(std::move(next_i), std::get<1>(c), T(body_fn(std::get<0>(c), std::get<2>(c))));
   };
   return std::get<2>(while_loop(cond_fn, body, c0, src));
 }

@@ -10,6 +10,7 @@
 #include "ir/call_body.h"
 #include "ir/errors.h"
 #include "ir/print/printer.h"
+#include "passes/batched_while.h"
 #include "passes/dce.h"
 #include "passes/fold_transposes.h"
 #include "passes/inline.h"
@@ -84,6 +85,8 @@ Jaxpr prepare_for_lowering(const Jaxpr& program) {
   }
   j = drop_forwarding_eqns(j);
   dump("drop forwarding eqns", j);
+  j = unbatch_while_predicates(j);
+  dump("unbatch while predicates", j);
   j = fold_transposed_dots(j);
   dump("fold transposed dots", j);
   return j;

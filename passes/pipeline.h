@@ -38,7 +38,8 @@ TrainingStep training_step(const Jaxpr& f, const StepOptions& options = {});
 
 // What the back ends compile: calls at the top level inlined (a jit body with consts stays a call,
 // lowered whole), remat2 expanded, values passed through a barrier or a name read from where
-// they were computed, and transposed dots folded in every body.
+// they were computed, batched while loops given a scalar condition (passes/batched_while.h), and
+// transposed dots folded in every body.
 Jaxpr prepare_for_lowering(const Jaxpr& program);
 
 }  // namespace cjax

@@ -62,7 +62,9 @@ AvalList cond_rule(Avals in, const Params& params) {
 
 // while[cond_jaxpr body_jaxpr cond_nconsts body_nconsts]: operands are the cond consts, the body
 // consts and the initial carry; cond maps (cond consts, carry) to a bool scalar, body maps
-// (body consts, carry) to the next carry.
+// (body consts, carry) to the next carry. A batched loop (vmap's) has a predicate of shape
+// bool[B...], a prefix of every carry's shape: it runs while any element is true, and each
+// carry's entries under a false one keep their value.
 AvalList while_rule(Avals in, const Params& params) {
   constexpr std::string_view kPrim = "while";
   const Jaxpr& cond = jaxpr_param(kPrim, params, "cond_jaxpr");
@@ -82,8 +84,15 @@ AvalList while_rule(Avals in, const Params& params) {
   expect_types(kPrim, "body_jaxpr", jaxpr_in_avals(kPrim, "body_jaxpr", body),
                concat(body_consts, carry));
   AvalList pred = jaxpr_out_avals(kPrim, "cond_jaxpr", cond);
-  if (pred.size() != 1 || !pred[0].same_type(ShapedArray(DType::bool_, {})))
+  if (pred.size() != 1 || pred[0].dtype != DType::bool_)
     fail(kPrim, fmt::format("cond_jaxpr must return one bool[], returns ({})", avals_str(pred)));
+  for (const ShapedArray& c : carry) {
+    const Shape& p = pred[0].shape;
+    if (p.size() > c.shape.size() || !std::equal(p.begin(), p.end(), c.shape.begin()))
+      fail(kPrim, fmt::format("cond_jaxpr returns {}, whose shape is not a prefix of the carry's "
+                              "({})",
+                              pred[0].str_short(), avals_str(carry)));
+  }
   AvalList out = jaxpr_out_avals(kPrim, "body_jaxpr", body);
   bool same = out.size() == carry.size();
   for (size_t i = 0; same && i < out.size(); ++i) same = out[i].same_type(carry[i]);

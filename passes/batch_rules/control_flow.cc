@@ -128,9 +128,73 @@ BatchedOutputs cond(const BatchRuleArgs& a) {
   return {outs, out_dims};
 }
 
+// JAX's _while_loop_batching_rule: the carries batched by the fixpoint; a batched predicate makes
+// every carry batched at axis 0 (the loop runs until no example goes on, and a finished
+// example's carries stay as they are); an unbatched one leaves the loop a loop of the batched
+// body, its batched carries at the predicate's rank.
+BatchedOutputs while_loop(const BatchRuleArgs& a) {
+  const Eqn& eqn = a.eqn;
+  const Jaxpr& cond = cf::body_param(eqn, "cond_jaxpr");
+  const Jaxpr& body = cf::body_param(eqn, "body_jaxpr");
+  const auto cn = static_cast<size_t>(eqn.params.get_int("cond_nconsts"));
+  const auto bn = static_cast<size_t>(eqn.params.get_int("body_nconsts"));
+  const size_t nk = a.args.size() - cn - bn;
+  std::vector<bool> batched;
+  for (BatchDim d : a.dims) batched.push_back(d.has_value());
+  const std::vector<bool> cconst_bat = cf::slice(batched, 0, cn);
+  const std::vector<bool> bconst_bat = cf::slice(batched, cn, bn);
+  std::vector<bool> carry = cf::slice(batched, cn + bn, nk);
+  cf::carry_fixpoint(
+      carry,
+      [&](const std::vector<bool>& carry_now) {
+        std::vector<BatchDim> out;
+        for (bool c : carry_now) out.push_back(c ? BatchDim(0) : BatchDim(kZeroIfMapped));
+        return batch_jaxpr(body, zero_where(cf::concat(bconst_bat, carry_now)), a.axis, out);
+      },
+      [&](const BatchedJaxpr& r) {
+        std::vector<bool> out;
+        for (BatchDim d : r.out_dims) out.push_back(d.has_value());
+        return out;
+      });
+  const bool pred_batched = batch_jaxpr(cond, zero_where(cf::concat(cconst_bat, carry)), a.axis,
+                                        std::vector<BatchDim>{BatchDim(kZeroIfMapped)})
+                                .out_dims[0]
+                                .has_value();
+  std::vector<BatchDim> carry_dims;
+  const int64_t cond_rank = cond.outvars[0].aval().rank();
+  for (bool c : carry)
+    carry_dims.push_back(pred_batched || c ? BatchDim(pred_batched ? 0 : cond_rank) : std::nullopt);
+  auto dims_of = [&](size_t from, size_t n) {
+    return std::vector<BatchDim>(a.dims.begin() + static_cast<std::ptrdiff_t>(from),
+                                 a.dims.begin() + static_cast<std::ptrdiff_t>(from + n));
+  };
+  std::vector<BatchDim> body_in = dims_of(cn, bn), cond_in = dims_of(0, cn);
+  body_in.insert(body_in.end(), carry_dims.begin(), carry_dims.end());
+  cond_in.insert(cond_in.end(), carry_dims.begin(), carry_dims.end());
+  Jaxpr new_body = batch_jaxpr(body, body_in, a.axis, carry_dims).jaxpr;
+  Jaxpr new_cond = batch_jaxpr(cond, cond_in, a.axis,
+                               std::vector<BatchDim>{pred_batched ? BatchDim(0) : std::nullopt})
+                       .jaxpr;
+  std::vector<Atom> args(a.args.begin(), a.args.begin() + static_cast<std::ptrdiff_t>(cn + bn));
+  for (size_t i = 0; i < nk; ++i) {
+    const Atom& x = a.args[cn + bn + i];
+    const BatchDim from = a.dims[cn + bn + i], to = carry_dims[i];
+    if (!from && to)
+      args.push_back(broadcast(a.b, x, a.axis.size, *to));
+    else
+      args.push_back(from ? moveaxis(a.b, x, *from, *to) : x);
+  }
+  Params p = eqn.params;
+  p.set("cond_jaxpr", JaxprRef(std::make_shared<const Jaxpr>(std::move(new_cond))));
+  p.set("body_jaxpr", JaxprRef(std::make_shared<const Jaxpr>(std::move(new_body))));
+  std::vector<Atom> outs = a.b.bind(*eqn.prim, std::move(args), std::move(p));
+  return {outs, carry_dims};
+}
+
 }  // namespace
 
 void register_control_flow_batch_rules() {
+  define_pass_rules("while").batch = while_loop;
   define_pass_rules("scan").batch = scan;
   define_pass_rules("cond").batch = cond;
 }

@@ -12,6 +12,7 @@ void register_structural_batch_rules();    // structural.cc: broadcast, reshape,
 void register_reduction_batch_rules();     // reductions.cc: reduce_*, arg*, cum*, sort
 void register_dot_general_batch_rules();   // dot.cc
 void register_call_batch_rules();          // calls.cc: jit, remat2
-void register_control_flow_batch_rules();  // control_flow.cc: scan, cond
+void register_sequential_batch_rules();    // sequential.cc: dynamic_(update_)slice, custom_*
+void register_control_flow_batch_rules();  // control_flow.cc: scan, cond, while
 
 }  // namespace cjax

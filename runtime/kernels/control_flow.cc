@@ -3,6 +3,7 @@
 // them. (Call-like primitives, jit, remat2 and the rest, are run by apply_primitive itself, found
 // by their trait: Primitive::call_body.)
 #include <algorithm>
+#include <cstring>
 
 #include "ir/jaxpr.h"
 #include "runtime/kernels/kernel_util.h"
@@ -52,6 +53,40 @@ bool scalar_true(const Buffer& b) {
 
 // while[cond_jaxpr body_jaxpr cond_nconsts body_nconsts](*cond_consts, *body_consts, *carry):
 // while cond(cond_consts, carry): carry = body(body_consts, carry).
+// A batched loop's predicate (bool[B...]): whether any element is true.
+bool any_true(const Buffer& pred) {
+  const auto* p = static_cast<const bool*>(pred.data());
+  return std::any_of(p, p + pred.aval().size(), [](bool b) { return b; });
+}
+
+// Each carry's new value where the predicate (a prefix of its shape) is true, its old value
+// elsewhere: a batched loop's finished examples keep their carries.
+std::vector<Buffer> select_by_prefix(const Buffer& pred, const std::vector<Buffer>& old,
+                                     const std::vector<Buffer>& updated) {
+  const auto* p = static_cast<const bool*>(pred.data());
+  const int64_t n = pred.aval().size();
+  const Shape& prefix = pred.aval().shape;
+  std::vector<Buffer> out;
+  for (size_t i = 0; i < old.size(); ++i) {
+    const Shape& s = old[i].aval().shape;
+    if (prefix.size() > s.size() || !std::equal(prefix.begin(), prefix.end(), s.begin()))
+      kernel_type_error("while: the predicate {} is not a prefix of carry {}",
+                        pred.aval().str_short(), old[i].aval().str_short());
+    Buffer b = Buffer::allocate(old[i].aval());
+    const size_t block =
+        n == 0 ? 0 : static_cast<size_t>(old[i].aval().size() / n) * itemsize(old[i].aval().dtype);
+    auto* dst = static_cast<char*>(b.data());
+    const auto* now = static_cast<const char*>(updated[i].data());
+    const auto* before = static_cast<const char*>(old[i].data());
+    for (int64_t k = 0; k < n; ++k) {
+      const size_t at = static_cast<size_t>(k) * block;
+      std::memcpy(dst + at, (p[k] ? now : before) + at, block);
+    }
+    out.push_back(std::move(b));
+  }
+  return out;
+}
+
 void while_kernel(const Params& params, std::span<const Buffer> in, std::span<Buffer> out) {
   const Jaxpr& cond = jaxpr_param(params, "cond_jaxpr");
   const Jaxpr& body = jaxpr_param(params, "body_jaxpr");
@@ -68,10 +103,12 @@ void while_kernel(const Params& params, std::span<const Buffer> in, std::span<Bu
     cond_args.insert(cond_args.end(), carry.begin(), carry.end());
     std::vector<Buffer> pred = run(cond, cond_args);
     if (pred.size() != 1) kernel_type_error("cond_jaxpr returns {} values, not 1", pred.size());
-    if (!scalar_true(pred[0])) break;
+    const bool batched = pred[0].aval().rank() > 0;
+    if (batched ? !any_true(pred[0]) : !scalar_true(pred[0])) break;
     body_args.resize(nb);
     body_args.insert(body_args.end(), carry.begin(), carry.end());
-    carry = run(body, body_args);
+    std::vector<Buffer> next = run(body, body_args);
+    carry = batched ? select_by_prefix(pred[0], carry, next) : std::move(next);
   }
   assign_outputs(out, std::move(carry));
 }

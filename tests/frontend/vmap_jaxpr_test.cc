@@ -91,6 +91,19 @@ TEST_CASE("vmap prints JAX's batched jit and checkpoint bodies") {
                "policy=<function dots_with_no_batch_dims_saveable at 0xXXXXXXXXXXXX>");
   CHECK(trace(vmap(checkpoint(dense, policies::dots_with_no_batch_dims_saveable()), {0, none}),
               f32({2, 3, 4}), f32({4, 5})) == want);
+  // The policy still saves the dot per example: its batched output, as JAX reports it.
+  auto summed = [](const Array& a, const Array& w) {
+    return jnp::sum(jnp::tanh(jnp::matmul(a, w)));
+  };
+  auto batched = vmap(checkpoint(summed, policies::dots_with_no_batch_dims_saveable()), {0, none});
+  std::string report;
+  for (const SavedResidual& r : saved_residuals(batched, {"a", "w"})(f32({2, 3, 4}), f32({4, 5})))
+    report += r.aval.str_short() + " " + r.description + "\n";
+  const std::string jax_report = jax("vmap of checkpoint policy residuals");
+  const std::string source = "output of dot_general from ";
+  // Source locations differ (JAX's point at its oracle script): compare up to them.
+  CHECK(report.substr(0, report.find(source) + source.size()) ==
+        jax_report.substr(0, jax_report.find(source) + source.size()));
   // cjax::jit inlines under a trace, so a jit eqn comes from jnp.where's _where here (above);
   // vmap's values under jit are checked against the interpreter in tests/cpu/vmap_test.cc.
 }
@@ -113,6 +126,20 @@ TEST_CASE("vmap of cond prints JAX's: select_n over every branch for a batched p
                    a);
   };
   CHECK(trace(vmap(g), i32({2}), f32({2})) == jax("switch batched index"));
+}
+
+TEST_CASE("vmap of while prints JAX's: a batched predicate, an unbatched one, a batched bound") {
+  auto doubling = [](const Array& a) {
+    return while_loop([](const Array& c) { return c < 10.0; },
+                      [](const Array& c) { return c * 2.0 + 1.0; }, a);
+  };
+  CHECK(trace(vmap(doubling), f32({3})) == jax("while batched predicate"));
+  auto fori = [](const Array& n, const Array& a) {
+    return fori_loop(
+        Array::scalar(0.0, DType::i32), n, [](const Array&, const Array& c) { return c * 2.0; }, a);
+  };
+  CHECK(trace(vmap(fori, {none, 0}), i32({}), f32({3})) == jax("while unbatched predicate"));
+  CHECK(trace(vmap(fori), i32({3}), f32({3})) == jax("fori_loop batched bound"));
 }
 
 TEST_CASE("vmap with nothing mapped broadcasts to axis_size, as JAX prints it") {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -12,6 +13,7 @@
 #include "ir/parse/parser.h"
 #include "ir/print/printer.h"
 #include "ir/rules/verify.h"
+#include "passes/batching.h"
 #include "passes/cse.h"
 #include "passes/dce.h"
 #include "passes/jvp.h"
@@ -369,6 +371,65 @@ std::string check_recompute(const Jaxpr& j, uint64_t seed) {
   return compare("gradient with residuals recomputed", got, want, 0.0);
 }
 
+// Element block of example `b` of `x` (row-major `shape`, batched along `axis`).
+std::vector<double> example_of(const std::vector<double>& x, const cjax::Shape& shape, size_t axis,
+                               int64_t b) {
+  int64_t outer = 1, inner = 1;
+  for (size_t d = 0; d < axis; ++d) outer *= shape[d];
+  for (size_t d = axis + 1; d < shape.size(); ++d) inner *= shape[d];
+  const int64_t n = shape[axis];
+  std::vector<double> out;
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i)
+      out.push_back(x[static_cast<size_t>((o * n + b) * inner + i)]);
+  return out;
+}
+
+// vmap: the program batched (each input batched along a random axis or not, at least one) gives
+// the unbatched program's values for every example, stacked along axis 0; compiled too, every
+// seventh seed.
+std::string check_vmap(const Jaxpr& j, uint64_t seed) {
+  if (j.invars.empty()) return "";
+  std::mt19937_64 rng(seed);
+  const int64_t size = 2 + static_cast<int64_t>(rng() % 2);
+  std::vector<cjax::BatchDim> dims;
+  std::vector<cjax::Var> batched_vars;
+  for (const cjax::Var& v : j.invars) {
+    cjax::BatchDim d;
+    if (rng() % 3 != 0)
+      d = static_cast<int64_t>(rng() % static_cast<uint64_t>(v.aval().rank() + 1));
+    dims.push_back(d);
+    cjax::Shape shape = v.aval().shape;
+    if (d) shape.insert(shape.begin() + *d, size);
+    batched_vars.emplace_back(cjax::ShapedArray(v.aval().dtype, shape));
+  }
+  if (std::none_of(dims.begin(), dims.end(), [](cjax::BatchDim d) { return d.has_value(); })) {
+    dims[0] = 0;
+    cjax::Shape shape = j.invars[0].aval().shape;
+    shape.insert(shape.begin(), size);
+    batched_vars[0] = cjax::Var(cjax::ShapedArray(cjax::DType::f64, shape));
+  }
+  const Values x = random_values(batched_vars, rng);
+  const cjax::BatchedJaxpr b =
+      cjax::batch_jaxpr(j, dims, cjax::BatchAxis{size, ""}, std::vector<cjax::BatchDim>{0});
+  Values want(j.outvars.size());
+  for (int64_t e = 0; e < size; ++e) {
+    Values one;
+    for (size_t i = 0; i < x.size(); ++i)
+      one.push_back(
+          dims[i] ? example_of(x[i], batched_vars[i].aval().shape, static_cast<size_t>(*dims[i]), e)
+                  : x[i]);
+    Values out = eval(j, one);
+    for (size_t k = 0; k < out.size(); ++k)
+      want[k].insert(want[k].end(), out[k].begin(), out[k].end());
+  }
+  if (auto e = compare("batched program vs a loop of the program", eval(b.jaxpr, x), want, 1e-12);
+      !e.empty())
+    return e + "\n" + cjax::to_string(b.jaxpr);
+  if (seed % 7 != 0) return "";
+  return compare("compiled batched program", eval(b.jaxpr, x, true), want, 1e-12);
+}
+
 }  // namespace
 
 const std::vector<Property>& properties() {
@@ -377,6 +438,7 @@ const std::vector<Property>& properties() {
       {"policies", check_policies},   {"roundtrip", check_roundtrip},
       {"verify", check_verify},       {"compiled", check_compiled},
       {"recompute", check_recompute}, {"budget_floor", check_budget_floor},
+      {"vmap", check_vmap},
   };
   return list;
 }

@@ -29,6 +29,8 @@ struct Property {
 //   the verifier, keeps no more residuals, and gives the same outputs and gradient.
 // budget_floor: memory_budget reaches every built-in policy's peak (the low end of its curve is
 //   at most each of theirs, and a budget at the smallest of theirs is met).
+// vmap: the program batched (random batch axes, unbatched inputs too) equals a loop of it over
+//   the examples, interpreted and (every seventh seed) compiled.
 const std::vector<Property>& properties();
 
 // Runs `check` on the traced program; a throw while tracing or checking is a failure.
