@@ -2,13 +2,13 @@
 
 #include <fmt/format.h>
 
-#include <cstdlib>
 #include <list>
 #include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "cjax/jit_cache.h"
 #include "ir/exact_text.h"
 
 namespace cjax::detail {
@@ -31,19 +31,6 @@ struct Memo {
 Memo& memo() {
   static Memo* m = new Memo;  // never destroyed: programs may run during static destruction
   return *m;
-}
-
-void log_differentiating(std::string_view kind, const Jaxpr& f) {
-  static const bool on = [] {
-    const char* v = std::getenv("CJAX_LOG_COMPILES");
-    return v && *v && std::string_view(v) != "0";
-  }();
-  if (!on) return;
-  std::string avals;
-  for (const Var& v : f.invars)
-    avals +=
-        (avals.empty() ? "" : ", ") + v.aval().str_short() + (v.aval().weak_type ? "weak" : "");
-  fmt::print(stderr, "cjax: {}: differentiating for ({})\n", kind, avals);
 }
 
 }  // namespace
@@ -81,7 +68,7 @@ std::shared_ptr<const void> memoized_derivative_erased(
     ++m.misses;
   }
   // Built outside the lock: two threads missing together both build, and the first stored wins.
-  log_differentiating(kind, f);
+  log_trace(fmt::format("{}: differentiating", kind), f.in_avals());
   std::shared_ptr<const void> value = build();
   std::lock_guard lock(m.mu);
   if (auto it = m.index.find(key); it != m.index.end()) return it->second->value;

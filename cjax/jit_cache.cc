@@ -143,16 +143,22 @@ std::vector<Array> run_jit_entry(JitEntry& e, std::span<const Array> args,
   return outs;
 }
 
-void log_trace(std::string_view what, std::span<const Array> leaves) {
+void log_trace(std::string_view what, std::span<const ShapedArray> avals) {
   static const bool on = [] {
     const char* v = std::getenv("CJAX_LOG_COMPILES");
     return v && *v && std::string_view(v) != "0";
   }();
   if (!on) return;
-  std::string avals;
-  for (const Array& x : leaves)
-    avals += (avals.empty() ? "" : ", ") + x.aval().str_short() + (x.weak_type() ? "weak" : "");
-  fmt::print(stderr, "cjax: {} for ({})\n", what, avals);
+  std::string text;
+  for (const ShapedArray& a : avals)
+    text += (text.empty() ? "" : ", ") + a.str_short() + (a.weak_type ? "weak" : "");
+  fmt::print(stderr, "cjax: {} for ({})\n", what, text);
+}
+
+void log_trace(std::string_view what, std::span<const Array> leaves) {
+  std::vector<ShapedArray> avals;
+  for (const Array& x : leaves) avals.push_back(x.aval());
+  log_trace(what, avals);
 }
 
 }  // namespace cjax::detail

@@ -59,5 +59,6 @@ std::vector<Array> run_jit_entry(JitEntry& entry, std::span<const Array> args,
 // With CJAX_LOG_COMPILES set (not 0): "cjax: jit: tracing for (f32[4,3], f32[]weak)" (`what` is
 // "jit: tracing"), once per trace, as jax_log_compiles reports each compilation.
 void log_trace(std::string_view what, std::span<const Array> leaves);
+void log_trace(std::string_view what, std::span<const ShapedArray> avals);
 
 }  // namespace cjax::detail

@@ -10,12 +10,6 @@
 namespace cjax::detail {
 namespace {
 
-std::string shape_tuple(const Shape& s) {
-  std::string out = "(";
-  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
-  return out + (s.size() == 1 ? ",)" : ")");
-}
-
 // JAX names a leaf by its place among the positional arguments: args[0], args[1]['w'], ...
 std::string leaf_name(const FlatArgs& fa, size_t arg, size_t leaf) {
   return fmt::format("args[{}]{}", arg, keystr(fa.trees[arg].paths.at(leaf)));
@@ -91,7 +85,7 @@ VmapPlan plan_vmap(const FlatArgs& fa, const VmapAxes& in_axes, std::optional<in
         throw UsageError(fmt::format(
             "vmap was requested to map its argument along axis {}, which implies that its rank "
             "should be at least {}, but is only {} (its shape is {})",
-            *axis, *axis >= 0 ? *axis + 1 : -*axis, rank, shape_tuple(x.shape())));
+            *axis, *axis >= 0 ? *axis + 1 : -*axis, rank, shape_str(x.shape())));
       plan.leaf_dims.push_back(d);
       const int64_t n = x.shape()[size_t(d)];
       if (size && *size != n) agree = false;

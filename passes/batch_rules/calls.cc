@@ -33,14 +33,4 @@ void register_call_batch_rules() {
   define_pass_rules("remat2").batch = remat;
 }
 
-void register_batch_rules() {
-  register_elementwise_batch_rules();
-  register_structural_batch_rules();
-  register_reduction_batch_rules();
-  register_dot_general_batch_rules();
-  register_call_batch_rules();
-  register_control_flow_batch_rules();
-  register_sequential_batch_rules();
-}
-
 }  // namespace cjax
