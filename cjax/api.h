@@ -11,6 +11,7 @@
 #include "cjax/backend.h"
 #include "cjax/bind.h"
 #include "cjax/checkpoint.h"
+#include "cjax/collectives.h"
 #include "cjax/control_flow.h"
 #include "cjax/eval_jaxpr.h"
 #include "cjax/jit.h"

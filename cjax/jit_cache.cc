@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "cjax/array_impl.h"
+#include "cjax/axis_env.h"
 #include "cjax/eval_jaxpr.h"
 #include "ir/errors.h"
 
@@ -18,7 +19,8 @@ std::string trace_cache_key(const std::vector<FlatTree>& flat, const char* arg_t
   // signatures write one key: a structure's length, then each leaf's dtype, weak type, rank and
   // dims (the structure fixes the number of leaves).
   std::string key = arg_types;
-  key += '\0';  // type names hold none
+  key += '\0';            // type names hold none
+  key += axis_env_key();  // the named axes bound (vmap's axis_name), count first
   for (const FlatTree& t : flat) {
     const auto length = static_cast<uint32_t>(t.structure.size());
     key.append(reinterpret_cast<const char*>(&length), sizeof length);

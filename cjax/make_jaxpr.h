@@ -11,6 +11,7 @@
 #pragma once
 
 #include <functional>
+#include <list>
 #include <memory>
 #include <string>
 #include <tuple>
@@ -19,6 +20,7 @@
 #include <vector>
 
 #include "cjax/array.h"
+#include "cjax/axis_env.h"
 #include "cjax/pytree.h"
 #include "cjax/trace.h"
 #include "ir/jaxpr.h"
@@ -69,8 +71,18 @@ class JaxprMaker {
     return trace(args...).closed.jaxpr;
   }
 
+  // JAX's make_jaxpr(f, axis_env=[('i', 4)]): names bound while f is traced, so that its
+  // collectives (cjax/collectives.h) over them trace unbatched, as under a process mesh.
+  JaxprMaker axis_env(std::vector<std::pair<std::string, int64_t>> axes) const {
+    JaxprMaker m = *this;
+    m.axis_env_ = std::move(axes);
+    return m;
+  }
+
   template <class... Args>
   TracedFunction trace(const Args&... args) const {
+    std::list<detail::AxisEnvScope> bound;
+    for (const auto& [name, size] : axis_env_) bound.emplace_back(name, size);
     auto protos = std::make_tuple(detail::as_traced_arg(args)...);
     std::vector<FlatTree> flat;
     std::apply([&](const auto&... p) { (flat.push_back(tree_flatten(p)), ...); }, protos);
@@ -94,6 +106,7 @@ class JaxprMaker {
   F f_;
   std::vector<std::string> names_;
   std::string function_name_;
+  std::vector<std::pair<std::string, int64_t>> axis_env_;
 };
 
 // `arg_names` name the positional arguments (JAX takes them from the Python signature);

@@ -113,7 +113,7 @@ FlatArgs with_leaves(FlatArgs fa, std::span<const Array> leaves) {
 }
 
 std::vector<Array> run_vmap(const ClosedTrace& f, const VmapPlan& plan, const VmapAxes& out_axes,
-                            std::span<const Array> leaves) {
+                            const std::string& axis_name, std::span<const Array> leaves) {
   const size_t n_out = f.jaxpr.outvars.size();
   if (out_axes.per_item() && out_axes.each().size() != n_out)
     throw UsageError(
@@ -125,7 +125,8 @@ std::vector<Array> run_vmap(const ClosedTrace& f, const VmapPlan& plan, const Vm
     for (std::optional<int> d : out_axes.each()) out_dims.push_back(d);
   else
     out_dims.assign(n_out, out_axes.all());
-  BatchedJaxpr batched = batch_jaxpr(f.jaxpr, plan.leaf_dims, BatchAxis{plan.size, ""}, out_dims);
+  BatchedJaxpr batched =
+      batch_jaxpr(f.jaxpr, plan.leaf_dims, BatchAxis{plan.size, axis_name}, out_dims);
   return eval_jaxpr(batched.jaxpr, f.consts, leaves);
 }
 

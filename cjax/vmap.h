@@ -3,13 +3,16 @@
 //   auto per_example = cjax::vmap(f);                      // every argument mapped along axis 0
 //   auto g = cjax::vmap(f, {0, std::nullopt});             // x mapped, w shared (JAX's None)
 //   auto h = cjax::vmap(f, 1, /*out_axes=*/-1);            // along axis 1, outputs batched last
-//   auto k = cjax::vmap(f, std::nullopt, 0, /*axis_size=*/8);  // nothing mapped: 8 copies
+//   auto k = cjax::vmap(f, std::nullopt, 0, std::nullopt, /*axis_size=*/8);  // 8 copies
+//   auto n = cjax::vmap([](const Array& x) { return x / lax::psum(x, "i"); }, 0, 0, "i");
 //
 // f is traced once on one example's avals (the mapped axis removed), the trace is batched by
 // the pass batch_jaxpr (passes/batching.h, a rule per primitive as JAX's), and the batched
 // program runs on the whole arrays: eagerly on concrete arrays (compiled by the installed back
 // end), or staged into the enclosing trace, so vmap composes with grad, jit, checkpoint and
-// itself, and make_jaxpr(vmap(f)) prints what JAX prints.
+// itself, and make_jaxpr(vmap(f)) prints what JAX prints. With an axis_name, f may use the
+// collectives over it (lax::psum, axis_index, all_gather, ...; cjax/collectives.h): the axis is
+// bound while f is traced, and batching turns each collective into array ops over the batch.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +25,8 @@
 #include <vector>
 
 #include "cjax/autodiff_api.h"
+#include "cjax/axis_env.h"
+#include "cjax/collectives.h"
 #include "passes/batching.h"
 
 namespace cjax {
@@ -60,17 +65,19 @@ VmapPlan plan_vmap(const FlatArgs& fa, const VmapAxes& in_axes, std::optional<in
 FlatArgs with_leaves(FlatArgs fa, std::span<const Array> leaves);
 // Batches the trace and runs it on the arguments' leaves.
 std::vector<Array> run_vmap(const ClosedTrace& f, const VmapPlan& plan, const VmapAxes& out_axes,
-                            std::span<const Array> leaves);
+                            const std::string& axis_name, std::span<const Array> leaves);
 
 }  // namespace detail
 
 template <class F>
 class Vmapped {
  public:
-  Vmapped(F f, VmapAxes in_axes, VmapAxes out_axes, std::optional<int64_t> axis_size)
+  Vmapped(F f, VmapAxes in_axes, VmapAxes out_axes, std::optional<std::string> axis_name,
+          std::optional<int64_t> axis_size)
       : f_(std::move(f)),
         in_axes_(std::move(in_axes)),
         out_axes_(std::move(out_axes)),
+        axis_name_(std::move(axis_name).value_or("")),
         axis_size_(axis_size) {}
 
   template <class... Args>
@@ -78,24 +85,29 @@ class Vmapped {
     auto call = detail::to_diff_args(std::make_tuple(args...));
     detail::FlatArgs fa = detail::flatten_tuple(call, std::vector<bool>(sizeof...(Args), true));
     detail::VmapPlan plan = detail::plan_vmap(fa, in_axes_, axis_size_);
+    std::optional<detail::AxisEnvScope> bound;  // the axis name, while f is traced
+    if (!axis_name_.empty()) bound.emplace(axis_name_, plan.size);
     auto traced = detail::trace_call(f_, call, detail::with_leaves(fa, plan.one_example), "vmap");
+    bound.reset();
     return tree_unflatten(traced.proto,
-                          detail::run_vmap(traced.closed, plan, out_axes_, fa.primals));
+                          detail::run_vmap(traced.closed, plan, out_axes_, axis_name_, fa.primals));
   }
 
  private:
   F f_;
   VmapAxes in_axes_, out_axes_;
+  std::string axis_name_;  // "" for none
   std::optional<int64_t> axis_size_;
 };
 
-// jax.vmap(f, in_axes, out_axes, axis_size=...): `axis_size` is needed when no input is mapped.
-// (axis_name, for collectives over the batch, is not there yet.)
+// jax.vmap(f, in_axes, out_axes, axis_name, axis_size): `axis_name` names the batch axis for the
+// collectives f uses; `axis_size` is needed when no input is mapped.
 template <class F>
 Vmapped<std::decay_t<F>> vmap(F&& f, VmapAxes in_axes = 0, VmapAxes out_axes = 0,
+                              std::optional<std::string> axis_name = std::nullopt,
                               std::optional<int64_t> axis_size = std::nullopt) {
   return Vmapped<std::decay_t<F>>(std::forward<F>(f), std::move(in_axes), std::move(out_axes),
-                                  axis_size);
+                                  std::move(axis_name), axis_size);
 }
 
 }  // namespace cjax

@@ -2,11 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <unordered_map>
 #include <utility>
 
 #include "ir/errors.h"
 #include "ir/lax_params.h"
+#include "ir/sub_jaxprs.h"
 #include "passes/lax/lax.h"
 #include "passes/primitive_rules.h"
 #include "passes/rules.h"
@@ -67,6 +69,19 @@ Params with_param(const Params& p, const std::string& key, ParamValue value) {
 
 namespace {
 
+// Whether `eqn`, or an eqn of a jaxpr it holds, is a collective over the axis `name`.
+bool names_axis(const Eqn& eqn, const std::string& name) {
+  if (name.empty()) return false;
+  if (const auto& axis_names = pass_rules(*eqn.prim).batch_axis_names) {
+    const std::vector<std::string> names = axis_names(eqn.params);
+    if (std::find(names.begin(), names.end(), name) != names.end()) return true;
+  }
+  for (const Jaxpr* body : sub_jaxprs(eqn))
+    for (const Eqn& e : body->eqns)
+      if (names_axis(e, name)) return true;
+  return false;
+}
+
 ShapedArray with_batch_axis(const ShapedArray& a, int64_t dim, int64_t size) {
   Shape shape = a.shape;
   shape.insert(shape.begin() + dim, size);
@@ -116,7 +131,7 @@ BatchedJaxpr batch_jaxpr(const Jaxpr& jaxpr, std::span<const BatchDim> in_dims,
       dims.push_back(v.dim);
       any |= v.dim.has_value();
     }
-    if (!any) {  // unbatched: the eqn as it is, on its (renamed) inputs
+    if (!any && !names_axis(eqn, axis.name)) {  // unbatched: the eqn as it is, on its inputs
       Eqn copy = eqn;
       copy.inputs = std::move(args);
       b.append(std::move(copy));

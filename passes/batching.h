@@ -31,8 +31,8 @@ struct BatchRuleArgs {
   JaxprBuilder& b;
   const Eqn& eqn;                  // the eqn being batched (its params and source)
   std::span<const Atom> args;      // its inputs, batched or not
-  std::span<const BatchDim> dims;  // one per input; at least one is batched
-  const BatchAxis& axis;
+  std::span<const BatchDim> dims;  // one per input
+  const BatchAxis& axis;           // at least one input is batched, or the eqn names axis.name
 };
 struct BatchedOutputs {
   std::vector<Atom> outs;

@@ -14,6 +14,7 @@
 #include "passes/dce.h"
 #include "passes/fold_transposes.h"
 #include "passes/inline.h"
+#include "passes/positional_collectives.h"
 #include "passes/recompute_residuals.h"
 #include "passes/vjp.h"
 
@@ -87,6 +88,8 @@ Jaxpr prepare_for_lowering(const Jaxpr& program) {
   dump("drop forwarding eqns", j);
   j = unbatch_while_predicates(j);
   dump("unbatch while predicates", j);
+  j = reduce_positional_collectives(j);
+  dump("reduce positional collectives", j);
   j = fold_transposed_dots(j);
   dump("fold transposed dots", j);
   return j;

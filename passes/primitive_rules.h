@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -35,6 +36,9 @@ struct PassRules {
   PartialEvalCustomRule partial_eval_custom;  // the same under a remat policy
   DceRule dce;
   BatchRule batch;  // vmap (passes/batching.h)
+  // Collectives: the axis names an eqn's params name. batch_jaxpr calls `batch` for an eqn that
+  // names the vmap's axis even when no operand is batched (JAX's skippable_batchers).
+  std::function<std::vector<std::string>(const Params&)> batch_axis_names;
 };
 
 // The rules of `prim`: all empty for primitives with none (opaque ones included).

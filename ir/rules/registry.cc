@@ -47,6 +47,7 @@ const PrimitiveTable& table() {
     register_dot(t);
     register_calls(t);
     register_control_flow(t);
+    register_collectives(t);
     return t;
   }();
   return t;

@@ -36,5 +36,6 @@ void register_reductions(PrimitiveTable& table);    // reductions.cc: reduce_*, 
 void register_dot(PrimitiveTable& table);           // dot.cc: dot_general
 void register_calls(PrimitiveTable& table);         // calls.cc: jit, remat2, custom_*, device_put
 void register_control_flow(PrimitiveTable& table);  // control_flow.cc: cond, while, scan
+void register_collectives(PrimitiveTable& table);   // collectives.cc: psum, axis_index, ...
 
 }  // namespace cjax

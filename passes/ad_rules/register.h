@@ -21,5 +21,6 @@ void register_reduction_ad_rules();   // reductions.cc: reduce_sum/max/min/prod,
 void register_cumulative_ad_rules();  // reductions_cumulative.cc: cumsum cumprod cummax cummin ...
 void register_identity_ad_rules();    // elementwise_identity.cc: copy name optimization_barrier ...
 void register_dot_general_ad_rules();  // dot.cc
+void register_collective_ad_rules();   // collectives.cc: psum all_gather reduce_scatter pmax pmin
 
 }  // namespace cjax

@@ -14,5 +14,6 @@ void register_dot_general_batch_rules();   // dot.cc
 void register_call_batch_rules();          // calls.cc: jit, remat2
 void register_sequential_batch_rules();    // sequential.cc: dynamic_(update_)slice, custom_*
 void register_control_flow_batch_rules();  // control_flow.cc: scan, cond, while
+void register_collective_batch_rules();  // collectives.cc: psum pmax pmin axis_index all_gather ...
 
 }  // namespace cjax

@@ -6,6 +6,7 @@
 // of argument evaluation unspecified.
 #pragma once
 
+#include "passes/lax/collectives.h"
 #include "passes/lax/dot.h"
 #include "passes/lax/elementwise.h"
 #include "passes/lax/emitter.h"

@@ -1,5 +1,5 @@
 // Reductions over a set of axes (reduce_sum / prod / max / min / and / or / xor) and the index
-// reductions argmax / argmin over one axis.
+// reductions argmax / argmin over one axis; psum / pmax / pmin over positional axes.
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -206,9 +206,31 @@ void arg_extreme_kernel(const Params& params, std::span<const Buffer> in, std::s
   });
 }
 
+// psum/pmax/pmin once vmap has turned their named axis into an array axis: a reduction of each
+// operand over the positional axes. A named axis left means no vmap or process group binds it.
+template <class Op>
+void positional_all_reduce_kernel(const Params& params, std::span<const Buffer> in,
+                                  std::span<Buffer> out) {
+  check_outputs(out, in.size());
+  std::vector<int64_t> axes;
+  for (const ParamValue& a : params.at("axes").as<ParamTuple>().items) {
+    if (!a.is<int64_t>())
+      kernel_unsupported(
+          "unbound axis name: {} (a collective runs under vmap(..., axis_name='{}'))",
+          a.as<std::string>(), a.as<std::string>());
+    axes.push_back(a.as<int64_t>());
+  }
+  const Params reduce{{"axes", ParamValue::ints(axes)}};
+  for (size_t i = 0; i < in.size(); ++i)
+    reduce_kernel<Op>(reduce, in.subspan(i, 1), out.subspan(i, 1));
+}
+
 }  // namespace
 
 void register_reduction_kernels(KernelRegistry& r) {
+  r.add("psum", positional_all_reduce_kernel<Sum>);
+  r.add("pmax", positional_all_reduce_kernel<MaxOp>);
+  r.add("pmin", positional_all_reduce_kernel<MinOp>);
   r.add("reduce_sum", reduce_kernel<Sum>);
   r.add("reduce_prod", reduce_kernel<Prod>);
   r.add("reduce_max", reduce_kernel<MaxOp>);

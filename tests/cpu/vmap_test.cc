@@ -272,7 +272,7 @@ TEST_CASE("vmap out_axes and axis_size place and broadcast the outputs") {
   UseInterpreter interp;
   test::require_close(vmap(f, 0, 1)(x).buffer(), jnp::transpose(jnp::sin(x)).buffer());
   test::require_close(vmap(f, 0, -1)(x).buffer(), jnp::transpose(jnp::sin(x)).buffer());
-  const Array c = vmap([](const Array& a) { return a * 2.0; }, none, 0, 4)(x[0]);
+  const Array c = vmap([](const Array& a) { return a * 2.0; }, none, 0, none, 4)(x[0]);
   REQUIRE(c.shape() == Shape{4, 2});
   test::require_close(c[3].buffer(), (x[0] * 2.0).buffer());
 }

@@ -147,14 +147,14 @@ TEST_CASE("errors: a non-differentiable op or value") {
   // A known primitive without a differentiation rule.
   std::string text =
       "{ lambda ; a:f32[3]. let\n"
-      "    b:f32[3] = psum[axes=(0,) axis_index_groups=None] a\n"
+      "    b:f32[3] = pmax[axes=('i',) axis_index_groups=None] a\n"
       "    c:f32[] = reduce_sum[axes=(0,) out_sharding=None] b\n"
       "  in (c,) }";
   CHECK(thrown<UnsupportedError>([&] { vjp_jaxpr(*parse_jaxpr(text)); }) ==
-        "jvp: no differentiation rule for 'psum' (from unknown)");
+        "jvp: no differentiation rule for 'pmax' (from unknown)");
   auto r = run_cli("grad -", text);
   CHECK(r.code == 1);
-  CHECK(r.err == "cjax: <stdin>: jvp: no differentiation rule for 'psum' (from unknown)\n");
+  CHECK(r.err == "cjax: <stdin>: jvp: no differentiation rule for 'pmax' (from unknown)\n");
   // grad of a function whose output is not a float scalar: JAX's TypeError.
   const std::string int_output =
       "grad requires real-valued outputs (output dtype that is a sub-dtype of np.floating), but "

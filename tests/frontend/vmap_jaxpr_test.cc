@@ -143,7 +143,7 @@ TEST_CASE("vmap of while prints JAX's: a batched predicate, an unbatched one, a 
 }
 
 TEST_CASE("vmap with nothing mapped broadcasts to axis_size, as JAX prints it") {
-  CHECK(trace(vmap([](const Array& a) { return a * 2.0; }, none, 0, 3), f32({})) ==
+  CHECK(trace(vmap([](const Array& a) { return a * 2.0; }, none, 0, none, 3), f32({})) ==
         jax("axis_size no mapped input"));
 }
 

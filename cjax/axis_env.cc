@@ -1,0 +1,44 @@
+#include "cjax/axis_env.h"
+
+#include <utility>
+#include <vector>
+
+namespace cjax::detail {
+namespace {
+
+struct NamedAxis {
+  std::string name;
+  int64_t size;
+};
+
+std::vector<NamedAxis>& env() {
+  thread_local std::vector<NamedAxis> axes;
+  return axes;
+}
+
+}  // namespace
+
+AxisEnvScope::AxisEnvScope(std::string name, int64_t size) {
+  env().push_back({std::move(name), size});
+}
+AxisEnvScope::~AxisEnvScope() { env().pop_back(); }
+
+std::optional<int64_t> bound_axis_size(std::string_view name) {
+  const std::vector<NamedAxis>& axes = env();
+  for (auto it = axes.rbegin(); it != axes.rend(); ++it)
+    if (it->name == name) return it->size;
+  return std::nullopt;
+}
+
+std::string axis_env_key() {
+  const auto count = static_cast<uint32_t>(env().size());
+  std::string key(reinterpret_cast<const char*>(&count), sizeof count);
+  for (const NamedAxis& a : env()) {
+    key += a.name;
+    key += '\0';
+    key.append(reinterpret_cast<const char*>(&a.size), sizeof a.size);
+  }
+  return key;
+}
+
+}  // namespace cjax::detail

@@ -1,0 +1,30 @@
+// The named axes bound while a function is traced: vmap(f, ..., axis_name="i") binds "i" (with
+// the batch size) while it traces f, so that collectives over "i" (psum, axis_index, all_gather,
+// ...; cjax/collectives.h) know the axis exists and its size, as JAX's axis environment does.
+// Per thread, innermost last.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace cjax::detail {
+
+// Binds `name` to `size` while in scope (nested scopes may rebind a name: the innermost wins).
+class AxisEnvScope {
+ public:
+  AxisEnvScope(std::string name, int64_t size);
+  ~AxisEnvScope();
+  AxisEnvScope(const AxisEnvScope&) = delete;
+  AxisEnvScope& operator=(const AxisEnvScope&) = delete;
+};
+
+// The size of the innermost axis called `name`, or nullopt when none is bound.
+std::optional<int64_t> bound_axis_size(std::string_view name);
+
+// The bound axes as bytes, for cache keys: a trace made under one environment is not valid under
+// another (its collectives' names and sizes differ). Starts with the count of axes.
+std::string axis_env_key();
+
+}  // namespace cjax::detail

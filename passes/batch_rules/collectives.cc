@@ -1,0 +1,207 @@
+// Batching rules of the collectives (jax/_src/lax/parallel.py's "fancy" batchers). Under
+// vmap(axis_name='i') a collective over 'i' becomes array arithmetic over the batch axis: psum
+// over 'i' of a batched value is a psum over its batch axis, now positional (unbatched result);
+// axis_index('i') is an iota; all_gather over 'i' moves the batch axis where the gathered axis
+// goes; reduce_scatter sums over it. The pass calls these rules for every eqn naming the vmap's
+// axis, even when no operand is batched (the constant case: psum of a shared value is size × it).
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "ir/errors.h"
+#include "passes/batch_rules/register.h"
+#include "passes/batching.h"
+#include "passes/lax/lax.h"
+#include "passes/primitive_rules.h"
+
+namespace cjax {
+namespace {
+
+using namespace batching;
+
+bool names(const std::vector<std::string>& axes, const std::string& name) {
+  return !name.empty() && std::find(axes.begin(), axes.end(), name) != axes.end();
+}
+
+std::vector<std::string> names_in(const Params& p, const char* key) {
+  return lax_ops::axis_names_of(p.at(key));
+}
+
+void unsupported_groups(const BatchRuleArgs& a) {
+  if (const ParamValue* g = a.eqn.params.find("axis_index_groups"); g && !g->is_none())
+    throw UnsupportedError(
+        fmt::format("vmap: axis_index_groups not supported in vmap collectives ('{}', from {})",
+                    a.eqn.prim->name, a.eqn.source.summarize()));
+}
+
+// JAX's `_const(x, size) * x` (psum of a value every member shares: size copies of it).
+Atom times_size(JaxprBuilder& b, const Atom& x, int64_t size, bool const_first) {
+  Atom c = lax_ops::const_like(b, x, double(size));
+  return const_first ? lax_ops::mul(b, c, x) : lax_ops::mul(b, x, c);
+}
+
+// psum/pmax/pmin (JAX's _batched_reduction_collective).
+BatchedOutputs all_reduce(const BatchRuleArgs& a) {
+  unsupported_groups(a);
+  const std::string& prim = a.eqn.prim->name;
+  const bool is_psum = prim == "psum";
+  const std::vector<ParamValue>& axes = a.eqn.params.at("axes").as<ParamTuple>().items;
+  const bool ours = names(names_in(a.eqn.params, "axes"), a.axis.name);
+  const size_t n = a.args.size();
+  const bool any = std::any_of(a.dims.begin(), a.dims.end(), [](BatchDim d) { return bool(d); });
+  auto without_ours = [&] {
+    ParamTuple t;
+    for (const ParamValue& ax : axes)
+      if (!(ax.is<std::string>() && ax.as<std::string>() == a.axis.name)) t.items.push_back(ax);
+    return t;
+  };
+
+  if (!any) {  // only our axis brings the rule here: _constant_reduction
+    std::vector<Atom> vals(a.args.begin(), a.args.end());
+    ParamTuple rest = without_ours();
+    if (!rest.items.empty()) vals = lax_ops::all_reduce(a.b, prim, vals, rest);
+    if (is_psum)
+      for (Atom& v : vals) v = times_size(a.b, v, a.axis.size, /*const_first=*/true);
+    return {vals, std::vector<BatchDim>(n, std::nullopt)};
+  }
+  const bool positional = std::any_of(axes.begin(), axes.end(),
+                                      [](const ParamValue& ax) { return ax.is<int64_t>(); });
+  if (!ours && !positional) {  // a collective over other names: elementwise across the batch
+    std::vector<Atom> outs = a.b.bind(*a.eqn.prim, {a.args.begin(), a.args.end()}, a.eqn.params);
+    return {outs, {a.dims.begin(), a.dims.end()}};
+  }
+  // _reduction_with_positional_batcher: batched operands get their batch axis at 0, the
+  // positional axes shift past it, and unbatched ones are reduced in a separate eqn.
+  std::vector<Atom> vals;
+  for (size_t i = 0; i < n; ++i)
+    vals.push_back(a.dims[i] ? moveaxis(a.b, a.args[i], *a.dims[i], 0) : a.args[i]);
+  std::vector<Atom> unmapped, mapped;
+  std::vector<size_t> unmapped_at, mapped_at;
+  for (size_t i = 0; i < n; ++i) {
+    (a.dims[i] ? mapped : unmapped).push_back(vals[i]);
+    (a.dims[i] ? mapped_at : unmapped_at).push_back(i);
+  }
+  std::vector<std::optional<Atom>> outs(n);
+  std::vector<BatchDim> dims(n);
+  if (!unmapped.empty()) {
+    ParamTuple rest = ours ? without_ours() : ParamTuple{axes};
+    if (ours && is_psum)
+      for (Atom& v : unmapped) v = times_size(a.b, v, a.axis.size, /*const_first=*/true);
+    std::vector<Atom> r = lax_ops::all_reduce(a.b, prim, unmapped, rest);
+    for (size_t k = 0; k < r.size(); ++k) outs[unmapped_at[k]] = r[k];
+  }
+  ParamTuple shifted;
+  for (const ParamValue& ax : axes) {
+    if (ax.is<int64_t>())
+      shifted.items.emplace_back(ax.as<int64_t>() + 1);
+    else if (ax.as<std::string>() == a.axis.name)
+      shifted.items.emplace_back(int64_t{0});
+    else
+      shifted.items.push_back(ax);
+  }
+  std::vector<Atom> r = lax_ops::all_reduce(a.b, prim, mapped, shifted);
+  for (size_t k = 0; k < r.size(); ++k) {
+    outs[mapped_at[k]] = r[k];
+    dims[mapped_at[k]] = ours ? BatchDim() : BatchDim(0);
+  }
+  BatchedOutputs result{{}, dims};
+  for (const std::optional<Atom>& o : outs) result.outs.push_back(*o);
+  return result;
+}
+
+// axis_index over our axis: each example's index (JAX's _axis_index_batcher).
+BatchedOutputs axis_index(const BatchRuleArgs& a) {
+  return {{lax_ops::iota(a.b, DType::i32, a.axis.size)}, {0}};
+}
+
+// Only our axis, alone, can be batched away (JAX: "Please open a feature request!" otherwise).
+void expect_only_ours(const BatchRuleArgs& a) {
+  unsupported_groups(a);
+  if (names_in(a.eqn.params, "axis_name") != std::vector<std::string>{a.axis.name})
+    throw UnsupportedError(fmt::format(
+        "vmap: '{}' over several axes including the vmap's '{}' is not supported (from {})",
+        a.eqn.prim->name, a.axis.name, a.eqn.source.summarize()));
+}
+
+// all_gather or reduce_scatter over another vmap's axis, of a batched operand (JAX's
+// _all_gather_batcher, _reduce_scatter_batcher): the gathered (scattered) dimension `key` skips
+// the batch axis, which a new untiled axis before it shifts.
+BatchedOutputs over_another_axis(const BatchRuleArgs& a, const char* key) {
+  int64_t dim = a.eqn.params.get_int(key);
+  int64_t d = *a.dims[0];
+  if (d <= dim)
+    ++dim;
+  else if (!a.eqn.params.get_bool("tiled"))
+    ++d;
+  return {a.b.bind(*a.eqn.prim, {a.args[0]}, with_param(a.eqn.params, key, dim)), {d}};
+}
+
+// JAX's _all_gather_batched_collective.
+BatchedOutputs all_gather(const BatchRuleArgs& a) {
+  const Params& p = a.eqn.params;
+  const int64_t dim = p.get_int("all_gather_dimension");
+  const bool tiled = p.get_bool("tiled");
+  const BatchDim d = a.dims[0];
+  if (!names(names_in(p, "axis_name"), a.axis.name))
+    return over_another_axis(a, "all_gather_dimension");
+  expect_only_ours(a);
+  Atom y = a.args[0];
+  if (!d) {
+    Shape shape = y.aval().shape;
+    shape.insert(shape.begin() + dim, a.axis.size);
+    std::vector<int64_t> kept;
+    for (int64_t i = 0; i < int64_t(shape.size()); ++i)
+      if (i != dim) kept.push_back(i);
+    y = lax_ops::broadcast_in_dim(a.b, y, shape, kept);
+  } else {
+    y = moveaxis(a.b, y, *d, dim);
+  }
+  if (tiled) {  // _foldaxis
+    Shape shape = y.aval().shape;
+    shape[size_t(dim)] *= shape[size_t(dim) + 1];
+    shape.erase(shape.begin() + dim + 1);
+    y = lax_ops::reshape(a.b, y, shape);
+  }
+  return {{y}, {std::nullopt}};
+}
+
+// JAX's _reduce_scatter_collective.
+BatchedOutputs reduce_scatter(const BatchRuleArgs& a) {
+  const Params& p = a.eqn.params;
+  const int64_t dim = p.get_int("scatter_dimension");
+  const bool tiled = p.get_bool("tiled");
+  const BatchDim d = a.dims[0];
+  if (!names(names_in(p, "axis_name"), a.axis.name))
+    return over_another_axis(a, "scatter_dimension");
+  expect_only_ours(a);
+  Atom y = d ? lax_ops::reduce_sum(a.b, a.args[0], {*d})
+             : times_size(a.b, a.args[0], a.axis.size, /*const_first=*/false);
+  if (tiled) {  // _splitaxis
+    Shape shape = y.aval().shape;
+    const int64_t n = shape[size_t(dim)];
+    shape[size_t(dim)] = n / a.axis.size;
+    shape.insert(shape.begin() + dim, a.axis.size);
+    y = lax_ops::reshape(a.b, y, shape);
+  }
+  return {{y}, {dim}};
+}
+
+}  // namespace
+
+void register_collective_batch_rules() {
+  for (const char* prim : {"psum", "pmax", "pmin"}) {
+    PassRules& r = define_pass_rules(prim);
+    r.batch = all_reduce;
+    r.batch_axis_names = [](const Params& p) { return names_in(p, "axes"); };
+  }
+  PassRules& index = define_pass_rules("axis_index");
+  index.batch = axis_index;
+  index.batch_axis_names = [](const Params& p) { return names_in(p, "axis_name"); };
+  for (const char* prim : {"all_gather", "reduce_scatter"}) {
+    PassRules& r = define_pass_rules(prim);
+    r.batch = std::string_view(prim) == "all_gather" ? all_gather : reduce_scatter;
+    r.batch_axis_names = [](const Params& p) { return names_in(p, "axis_name"); };
+  }
+}
+
+}  // namespace cjax
