@@ -21,7 +21,9 @@ std::vector<NamedAxis>& env() {
 AxisEnvScope::AxisEnvScope(std::string name, int64_t size) {
   env().push_back({std::move(name), size});
 }
-AxisEnvScope::~AxisEnvScope() { env().pop_back(); }
+AxisEnvScope::~AxisEnvScope() {
+  env().pop_back();
+}
 
 std::optional<int64_t> bound_axis_size(std::string_view name) {
   const std::vector<NamedAxis>& axes = env();

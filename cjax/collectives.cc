@@ -38,7 +38,7 @@ Array psum(const Array& x, const AxisNames& axis_name, SourceInfo src) {
   if (axis_name.names().empty()) return x;
   const Array v = x.dtype() == DType::bool_ ? convert_element_type(x, DType::i32, false, src) : x;
   const int64_t size = axis_size(axis_name, src);
-  if (!v.is_tracer()) {  // the constant case: every member holds v
+  if (!v.is_tracer()) {                         // the constant case: every member holds v
     if (v.is_python_scalar() && v.weak_type())  // a C++ number stays one (JAX: a Python int)
       return is_integer(v.dtype()) ? Array(static_cast<int64_t>(v.item()) * size)
                                    : Array(v.item() * double(size));

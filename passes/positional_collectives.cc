@@ -27,7 +27,9 @@ std::optional<std::vector<int64_t>> positional_axes(const Eqn& e) {
   return axes;
 }
 
-bool rewritable(const Eqn& e) { return reduction_of(e) && positional_axes(e); }
+bool rewritable(const Eqn& e) {
+  return reduction_of(e) && positional_axes(e);
+}
 
 bool has_rewritable(const Jaxpr& j) {
   return std::any_of(j.eqns.begin(), j.eqns.end(), [](const Eqn& e) {

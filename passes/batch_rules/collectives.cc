@@ -64,8 +64,8 @@ BatchedOutputs all_reduce(const BatchRuleArgs& a) {
       for (Atom& v : vals) v = times_size(a.b, v, a.axis.size, /*const_first=*/true);
     return {vals, std::vector<BatchDim>(n, std::nullopt)};
   }
-  const bool positional = std::any_of(axes.begin(), axes.end(),
-                                      [](const ParamValue& ax) { return ax.is<int64_t>(); });
+  const bool positional =
+      std::any_of(axes.begin(), axes.end(), [](const ParamValue& ax) { return ax.is<int64_t>(); });
   if (!ours && !positional) {  // a collective over other names: elementwise across the batch
     std::vector<Atom> outs = a.b.bind(*a.eqn.prim, {a.args.begin(), a.args.end()}, a.eqn.params);
     return {outs, {a.dims.begin(), a.dims.end()}};

@@ -32,7 +32,8 @@ inline std::vector<std::string> axis_names_of(const ParamValue& axes) {
 template <Emitter E>
 std::vector<value_t<E>> all_reduce(E& e, std::string_view prim, std::vector<value_t<E>> xs,
                                    ParamValue axes) {
-  return emit(e, prim, std::move(xs), {{"axes", std::move(axes)}, {"axis_index_groups", NoneParam{}}});
+  return emit(e, prim, std::move(xs),
+              {{"axes", std::move(axes)}, {"axis_index_groups", NoneParam{}}});
 }
 
 template <Emitter E>

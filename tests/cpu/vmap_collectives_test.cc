@@ -34,10 +34,12 @@ void check_both(F got, const Array& want) {
 TEST_CASE("psum, pmax, pmin, pmean and axis_index over a vmap axis are reductions over the batch") {
   std::mt19937 rng(41);
   const Array x = random_f32(rng, {5, 3});
-  check_both([&] { return vmap([](const Array& a) { return a / lax::psum(a, "i"); }, 0, 0, "i")(x); },
-             x / jnp::sum(x, 0));
-  check_both([&] { return vmap([](const Array& a) { return a - lax::pmax(a, "i"); }, 0, 0, "i")(x); },
-             x - jnp::max(x, 0));
+  check_both(
+      [&] { return vmap([](const Array& a) { return a / lax::psum(a, "i"); }, 0, 0, "i")(x); },
+      x / jnp::sum(x, 0));
+  check_both(
+      [&] { return vmap([](const Array& a) { return a - lax::pmax(a, "i"); }, 0, 0, "i")(x); },
+      x - jnp::max(x, 0));
   check_both([&] { return vmap([](const Array& a) { return lax::pmin(a, "i"); }, 0, 0, "i")(x); },
              jnp::broadcast_to(jnp::min(x, 0), {5, 3}));
   check_both([&] { return vmap([](const Array& a) { return lax::pmean(a, "i"); }, 0, 0, "i")(x); },
@@ -63,8 +65,9 @@ TEST_CASE("psum of a value every example shares is the batch size times it") {
 TEST_CASE("all_gather and psum_scatter over a vmap axis gather and scatter the batch") {
   std::mt19937 rng(43);
   const Array x = random_f32(rng, {4, 3});
-  check_both([&] { return vmap([](const Array& a) { return lax::all_gather(a, "i"); }, 0, 0, "i")(x); },
-             jnp::broadcast_to(x, {4, 4, 3}));
+  check_both(
+      [&] { return vmap([](const Array& a) { return lax::all_gather(a, "i"); }, 0, 0, "i")(x); },
+      jnp::broadcast_to(x, {4, 4, 3}));
   check_both(
       [&] {
         return vmap([](const Array& a) { return lax::all_gather(a, "i", 0, true); }, 0, 0, "i")(x);
@@ -90,9 +93,7 @@ TEST_CASE("nested vmaps: a collective names the outer axis, the inner one, or bo
   auto over = [](lax::AxisNames names) {
     return [names](const Array& a) { return lax::psum(a, names); };
   };
-  auto nested = [&](lax::AxisNames names) {
-    return vmap(vmap(over(names), 0, 0, "j"), 0, 0, "i");
-  };
+  auto nested = [&](lax::AxisNames names) { return vmap(vmap(over(names), 0, 0, "j"), 0, 0, "i"); };
   check_both([&] { return nested("i")(x); }, jnp::broadcast_to(jnp::sum(x, 0), {3, 4}));
   check_both([&] { return nested("j")(x); },
              jnp::broadcast_to(jnp::sum(x, 1, /*keepdims=*/true), {3, 4}));
@@ -103,8 +104,11 @@ TEST_CASE("a collective inside scan under vmap sees every example at each step")
   std::mt19937 rng(45);
   const Array x = random_f32(rng, {3});
   auto f = [](const Array& c0) {
-    return scan([](const Array& c, const Array&) { return std::pair{c + lax::psum(c, "i"), c}; },
-                c0, jnp::zeros({2}))
+    return scan(
+               [](const Array& c, const Array&) {
+                 return std::pair{c + lax::psum(c, "i"), c};
+               },
+               c0, jnp::zeros({2}))
         .first;
   };
   // Each step adds the sum over examples: c1 = c0 + S, c2 = c1 + 4 S (sum(c1) = S + 3 S).
@@ -113,8 +117,11 @@ TEST_CASE("a collective inside scan under vmap sees every example at each step")
   // No operand of the scan is batched, but its body names the axis: c -> c + 2 c, twice.
   const Array w = random_f32(rng, {3});
   auto g = [&](const Array& a, const Array& c0) { return a * f(c0); };
-  check_both([&] { return vmap(g, {0, none}, 0, "i")(jnp::stack({x, x}), w); },
-             jnp::stack({x, x}) * (9.0 * w));
+  check_both(
+      [&] {
+        return vmap(g, {0, none}, 0, "i")(jnp::stack({x, x}), w);
+      },
+      jnp::stack({x, x}) * (9.0 * w));
 }
 
 TEST_CASE("gradients through psum under vmap match finite differences") {

@@ -32,8 +32,11 @@ std::string trace(F f, const A&... a) {
 
 TEST_CASE("collectives over a bound axis print as JAX binds them") {
   CHECK(in_env([](const Array& a) { return lax::psum(a, "i"); }, f32({3})) == jax("psum"));
-  CHECK(in_env([](const Array& a) { return std::tuple{lax::pmax(a, "i"), lax::pmin(a, "i")}; },
-               f32({3})) == jax("pmax pmin"));
+  CHECK(in_env(
+            [](const Array& a) {
+              return std::tuple{lax::pmax(a, "i"), lax::pmin(a, "i")};
+            },
+            f32({3})) == jax("pmax pmin"));
   CHECK(in_env([](const Array& a) { return lax::pmean(a, "i"); }, f32({3})) == jax("pmean"));
   CHECK(in_env([] { return lax::axis_index("i"); }) == jax("axis_index"));
   CHECK(in_env([](const Array& a) { return lax::all_gather(a, "i"); }, f32({3})) ==
@@ -60,17 +63,17 @@ TEST_CASE("vmap with axis_name batches the collectives over its axis, as JAX pri
         jax_vmap("psum over vmap axis"));
   CHECK(trace(vmap([](const Array& a) { return a - lax::pmax(a, "i"); }, 0, 0, "i"), f32({4})) ==
         jax_vmap("pmax over vmap axis"));
-  CHECK(trace(vmap([](const Array& a) { return a * lax::axis_index("i"); }, 0, 0, "i"),
-              f32({4})) == jax_vmap("axis_index over vmap axis"));
+  CHECK(trace(vmap([](const Array& a) { return a * lax::axis_index("i"); }, 0, 0, "i"), f32({4})) ==
+        jax_vmap("axis_index over vmap axis"));
   CHECK(trace(vmap([](const Array& a) { return lax::all_gather(a, "i"); }, 0, 0, "i"), f32({4})) ==
         jax_vmap("all_gather over vmap axis"));
 }
 
 TEST_CASE("a collective over an unbound axis name fails where it is called") {
   auto f = [](const Array& a) { return lax::psum(a, "j"); };
-  CHECK_THROWS_WITH(make_jaxpr(vmap(f, 0, 0, "i"))(f32({4})),
-                    Catch::Contains("collectives_jaxpr_test.cc") &&
-                        Catch::Contains("unbound axis name: j"));
+  CHECK_THROWS_WITH(
+      make_jaxpr(vmap(f, 0, 0, "i"))(f32({4})),
+      Catch::Contains("collectives_jaxpr_test.cc") && Catch::Contains("unbound axis name: j"));
   CHECK_THROWS_WITH(make_jaxpr([](const Array& a) { return lax::axis_index("i"); })(f32({4})),
                     Catch::Contains("unbound axis name: i"));
 }
