@@ -13,6 +13,7 @@
 #include "cjax/checkpoint.h"
 #include "cjax/collectives.h"
 #include "cjax/control_flow.h"
+#include "cjax/custom_derivatives.h"
 #include "cjax/eval_jaxpr.h"
 #include "cjax/jit.h"
 #include "cjax/lax.h"

@@ -215,7 +215,7 @@ GradValues value_and_grad_flat(const ClosedTrace& f, std::span<const Array> prim
   if (!cache || is_tracing()) return replay_value_and_grad(f, primals, out_differentiated);
   // f's captured values are inputs of the program, not part of its key; policies are keyed by
   // identity, and the entry keeps them alive.
-  std::vector<PolicyRef> policies;
+  std::vector<std::shared_ptr<const void>> policies;
   ExactTextWriter text(&policies);
   text.jaxpr(f.jaxpr, /*consts_are_inputs=*/true);
   if (!text.exact()) return replay_value_and_grad(f, primals, out_differentiated);

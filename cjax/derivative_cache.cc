@@ -17,7 +17,7 @@ namespace {
 struct Entry {
   std::string key;
   std::shared_ptr<const void> value;
-  std::vector<PolicyRef> pinned_policies;  // what the key names by identity
+  std::vector<std::shared_ptr<const void>> pinned_policies;  // what the key names by identity
 };
 
 // Most recently used first.
@@ -51,7 +51,7 @@ void clear_derivative_cache() {
 std::shared_ptr<const void> memoized_derivative_erased(
     std::string_view kind, const Jaxpr& f, std::string_view options,
     const std::function<std::shared_ptr<const void>()>& build) {
-  std::vector<PolicyRef> policies;
+  std::vector<std::shared_ptr<const void>> policies;
   ExactTextWriter text(&policies);
   text.jaxpr(f, /*consts_are_inputs=*/true);
   if (!text.exact()) return build();

@@ -28,8 +28,9 @@ std::string trace_cache_key(const std::vector<FlatTree>& flat, const char* arg_t
 
 struct JitEntry {
   ClosedTrace closed;
-  std::any out_proto;                      // f's result, a prototype for tree_unflatten
-  std::vector<PolicyRef> pinned_policies;  // what the entry's key names by identity
+  std::any out_proto;  // f's result, a prototype for tree_unflatten
+  std::vector<std::shared_ptr<const void>>
+      pinned_policies;  // what the entry's key names by identity
 
   std::mutex mu;  // guards the two below
   std::shared_ptr<Backend> backend;

@@ -2,14 +2,66 @@
 
 #include <cmath>
 
+#include "cjax/custom_derivatives.h"
 #include "cjax/lax.h"
 #include "cjax/numpy.h"
 #include "cjax/numpy_util.h"
 
 namespace cjax::nn {
 
+namespace {
+
+using Unary = CustomJvp<Array, const Array&>;
+
+// jax.nn.relu and relu6: custom_jvp functions of a jitted body, whose rule (defjvps) is
+// select(where the slope is 1, g, 0), so that the derivative at the kinks is 0.
+Unary activation(const char* name, Array (*body)(const Array&),
+                 Array (*slope_one)(const Array&, const SourceInfo&)) {
+  Unary f(
+      [name, body](const Array& x) {
+        Array args[] = {x};
+        auto impl = [body](std::span<const Array> a) -> std::vector<Array> { return {body(a[0])}; };
+        return numpy::detail::call_jitted(name, impl, args, SourceInfo{})[0];
+      },
+      name);
+  f.defjvp(
+      [f, slope_one](const std::tuple<Array>& primals, const std::tuple<Array>& tangents) {
+        auto [x] = primals;
+        auto [g] = tangents;
+        const Array ans = f(x);
+        const Array where = slope_one(x, SourceInfo{});
+        return std::pair{ans, lax::select(where, g, lax::full_like(g, 0))};
+      },
+      "jvp");
+  return f;
+}
+
+const Unary& relu_fn() {
+  static const Unary f = activation(
+      "relu", [](const Array& x) { return numpy::maximum(x, 0); },
+      [](const Array& x, const SourceInfo& src) { return numpy::greater(x, 0, src); });
+  return f;
+}
+
+const Unary& relu6_fn() {
+  static const Unary f = activation(
+      "relu6", [](const Array& x) { return numpy::minimum(numpy::maximum(x, 0), 6.0); },
+      [](const Array& x, const SourceInfo& src) {
+        const Array above = numpy::greater(x, 0, src);
+        const Array below = numpy::less(x, 6.0, src);
+        return numpy::logical_and(above, below, src);
+      });
+  return f;
+}
+
+}  // namespace
+
 Array relu(const Array& x, SourceInfo src) {
-  return numpy::maximum(x, 0, src);
+  return relu_fn()(x, src);
+}
+
+Array relu6(const Array& x, SourceInfo src) {
+  return relu6_fn()(x, src);
 }
 
 Array sigmoid(const Array& x, SourceInfo src) {

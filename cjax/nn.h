@@ -8,9 +8,11 @@
 
 namespace cjax::nn {
 
-// max(x, 0.0). (jax.nn.relu additionally wraps this in custom_jvp_call and jit; cjax emits the
-// max alone.)
+// max(x, 0), as jax.nn.relu: a custom_jvp function (derivative 0 at 0) of a jitted body, so it
+// traces to `custom_jvp_call[name=relu ...]` around `jit[name=relu]`.
 Array relu(const Array& x, SourceInfo src = std::source_location::current());
+// min(max(x, 0), 6), as jax.nn.relu6 (derivative 0 at 0 and 6).
+Array relu6(const Array& x, SourceInfo src = std::source_location::current());
 // logistic(x), as jax.nn.sigmoid.
 Array sigmoid(const Array& x, SourceInfo src = std::source_location::current());
 // x * sigmoid(x); jax.nn.silu is jitted, so while tracing this is `jit[name=silu]`.
@@ -26,5 +28,6 @@ Array gelu(const Array& x, bool approximate = true,
 namespace cjax::numpy {
 using nn::gelu;
 using nn::relu;
+using nn::relu6;
 using nn::sigmoid;
 }  // namespace cjax::numpy

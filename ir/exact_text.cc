@@ -123,6 +123,9 @@ void ExactTextWriter::param(const ParamValue& v) {
   } else if (v.is<PolicyRef>() && pinned_) {
     pinned_->push_back(v.as<PolicyRef>());
     out_ += fmt::format("p{}", static_cast<const void*>(v.as<PolicyRef>().get()));
+  } else if (v.is<ObjectRef>() && pinned_) {
+    pinned_->push_back(v.as<ObjectRef>());
+    out_ += fmt::format("o{}", static_cast<const void*>(v.as<ObjectRef>().get()));
   } else {
     out_ += '?';
     exact_ = false;

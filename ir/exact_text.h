@@ -4,6 +4,7 @@
 // are defined. Much cheaper to write than the pretty printer, and unlike it never elides a value.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -17,10 +18,11 @@ namespace cjax {
 class ExactTextWriter {
  public:
   // Policies, opaque parameters and nested jaxprs' consts are values no text pins down: they make
-  // the text inexact (see exact()). With `pinned`, policies are written by their identity instead
-  // and kept alive in `*pinned`, so that no other policy can take their address while a key
-  // holds it.
-  explicit ExactTextWriter(std::vector<PolicyRef>* pinned = nullptr) : pinned_(pinned) {}
+  // the text inexact (see exact()). With `pinned`, policies and param objects (custom derivative
+  // rules) are written by their identity instead and kept alive in `*pinned`, so that no other
+  // one can take their address while a key holds it.
+  explicit ExactTextWriter(std::vector<std::shared_ptr<const void>>* pinned = nullptr)
+      : pinned_(pinned) {}
 
   // With `consts_are_inputs`, j's own consts are values its caller passes (the text of its
   // constvars is all the key needs); otherwise they make the text inexact.
@@ -41,7 +43,7 @@ class ExactTextWriter {
   void atom(const Atom& a, const Ids& ids);
   void param(const ParamValue& v);
 
-  std::vector<PolicyRef>* pinned_;
+  std::vector<std::shared_ptr<const void>>* pinned_;
   bool exact_ = true;
   std::string out_;
 };

@@ -1,5 +1,7 @@
 #include "ir/lax_params.h"
 
+#include "ir/errors.h"
+
 namespace cjax::lax_params {
 
 Params broadcast_in_dim(const Shape& shape, const std::vector<int64_t>& broadcast_dimensions) {
@@ -79,6 +81,25 @@ Params pad(const std::vector<std::vector<int64_t>>& padding_config) {
 
 Params cumulative(int64_t axis, bool reverse) {
   return {{"axis", axis}, {"reverse", reverse}};
+}
+
+ParamValue avals(const std::vector<ShapedArray>& avals) {
+  ParamTuple t;
+  for (const ShapedArray& a : avals)
+    t.items.emplace_back(ParamTuple{{a.dtype, ParamValue::ints(a.shape), a.weak_type}});
+  return t;
+}
+
+std::vector<ShapedArray> avals_of(const ParamValue& v) {
+  std::vector<ShapedArray> out;
+  if (!v.is<ParamTuple>()) throw Error("out_avals: expected a tuple of avals");
+  for (const ParamValue& item : v.as<ParamTuple>().items) {
+    const auto* parts = item.is<ParamTuple>() ? &item.as<ParamTuple>().items : nullptr;
+    if (!parts || parts->size() != 3 || !(*parts)[0].is<DType>() || !(*parts)[2].is<bool>())
+      throw Error("out_avals: expected (dtype, shape, weak_type) items");
+    out.emplace_back((*parts)[0].as<DType>(), (*parts)[1].to_ints(), (*parts)[2].as<bool>());
+  }
+  return out;
 }
 
 }  // namespace cjax::lax_params

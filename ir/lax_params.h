@@ -28,6 +28,11 @@ Params dot_general(const DotDimensionNumbers& dn, const ParamValue& preferred_el
                    const ParamValue& precision = NoneParam{});
 Params name(const std::string& name);  // checkpoint_name
 
+// Avals as a param value (custom_lin's hidden `out_avals`: ((dtype, shape, weak_type), ...)), and
+// back; the reader throws cjax::Error on anything else.
+ParamValue avals(const std::vector<ShapedArray>& avals);
+std::vector<ShapedArray> avals_of(const ParamValue& v);
+
 // pad: one (low, high, interior) triple per operand dimension.
 Params pad(const std::vector<std::vector<int64_t>>& padding_config);
 // cumsum / cumprod / cummax / cummin / cumlogsumexp.

@@ -20,6 +20,16 @@ class Policy;
 using JaxprRef = std::shared_ptr<const Jaxpr>;
 using PolicyRef = std::shared_ptr<const Policy>;
 
+// A param that is an object of the layers above, known here only by how it prints: a custom
+// derivative rule (custom_jvp_call's `jvp`, custom_vjp_call's `fwd` and `bwd`), which JAX prints
+// by its function's name. Compared by identity.
+class ParamObject {
+ public:
+  virtual ~ParamObject() = default;
+  virtual std::string repr() const = 0;
+};
+using ObjectRef = std::shared_ptr<const ParamObject>;
+
 struct ParamValue;
 struct NoneParam {
   bool operator==(const NoneParam&) const = default;
@@ -36,7 +46,7 @@ struct OpaqueParam {
 
 struct ParamValue {
   using Variant = std::variant<NoneParam, bool, int64_t, double, std::string, DType, ParamTuple,
-                               ParamList, JaxprRef, PolicyRef, OpaqueParam>;
+                               ParamList, JaxprRef, PolicyRef, OpaqueParam, ObjectRef>;
   Variant v;
   // An int that JAX computed with numpy: it prints as `np.int64(2)` (inside tuples such as the
   // axes vmap's batching rules shift with np.add). Equal to the plain int, as in Python.
@@ -56,6 +66,7 @@ struct ParamValue {
   ParamValue(JaxprRef j) : v(std::move(j)) {}
   ParamValue(PolicyRef p) : v(std::move(p)) {}
   ParamValue(OpaqueParam o) : v(std::move(o)) {}
+  ParamValue(ObjectRef o) : v(std::move(o)) {}
 
   // (1, 0) / (0,) / (): a tuple of ints, the form of axes, permutations and shapes.
   static ParamValue ints(const std::vector<int64_t>& xs);

@@ -10,6 +10,7 @@
 #include "ir/call_body.h"
 #include "ir/errors.h"
 #include "ir/print/printer.h"
+#include "ir/sub_jaxprs.h"
 #include "passes/batched_while.h"
 #include "passes/dce.h"
 #include "passes/fold_transposes.h"
@@ -73,7 +74,22 @@ TrainingStep training_step(const Jaxpr& f, const StepOptions& options) {
   return step;
 }
 
+namespace {
+
+// custom_lin (a custom_vjp function's tangent map) has no evaluation, only a transpose: a program
+// still holding one differentiates a custom_vjp function in forward mode (JAX's error).
+void refuse_custom_lin(const Jaxpr& j) {
+  for (const Eqn& e : j.eqns) {
+    if (e.prim->name == "custom_lin")
+      throw UnsupportedError("can't apply forward-mode autodiff (jvp) to a custom_vjp function.");
+    for (const Jaxpr* body : sub_jaxprs(e)) refuse_custom_lin(*body);
+  }
+}
+
+}  // namespace
+
 Jaxpr prepare_for_lowering(const Jaxpr& program) {
+  refuse_custom_lin(program);
   const bool inlined = inline_top_level_calls(program);
   Jaxpr j = program;
   if (inlined) {

@@ -172,6 +172,8 @@ class Writer {
             return Json{{"jaxpr", add(*v)}};
           } else if constexpr (std::is_same_v<T, PolicyRef>) {
             return Json{{"policy", v ? v->repr() : std::string("None")}};
+          } else if constexpr (std::is_same_v<T, ObjectRef>) {
+            return Json{{"opaque", v ? v->repr() : std::string("None")}};  // read back as text
           } else {
             return Json{{"opaque", v.text}};
           }

@@ -4,6 +4,7 @@
 
 #include <exception>
 
+#include "ir/lax_params.h"
 #include "ir/parse/jaxpr_parser.h"
 #include "ir/rules/registry.h"
 
@@ -71,8 +72,14 @@ std::string with_prim_prefix(std::string_view prim, std::string_view message) {
 }
 
 // Params the current printer leaves out because the binders imply them: broadcast_in_dim's
-// `shape` (since jax 0.9.1, with empty `broadcast_dimensions` hidden too).
+// `shape` (since jax 0.9.1, with empty `broadcast_dimensions` hidden too), custom_lin's avals.
 void add_params_implied_by_binders(EqnDraft& d) {
+  // custom_lin's output avals, which cjax carries in a param JAX does not print.
+  if (d.prim_name == "custom_lin" && !d.params.has("out_avals")) {
+    std::vector<ShapedArray> avals;
+    for (const auto& out : d.outs) avals.push_back(out.aval);
+    d.params.set("out_avals", lax_params::avals(avals));
+  }
   if (d.prim_name == "broadcast_in_dim" && d.outs.size() == 1) {
     if (!d.params.has("shape")) d.params.set("shape", ParamValue::ints(d.outs[0].aval.shape));
     if (!d.params.has("broadcast_dimensions"))

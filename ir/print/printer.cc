@@ -110,6 +110,7 @@ std::string python_str(const ParamValue& v, bool repr) {
     std::string operator()(const JaxprRef& j) const { return j ? to_string(*j) : "None"; }
     std::string operator()(const PolicyRef& p) const { return p ? p->repr() : "None"; }
     std::string operator()(const OpaqueParam& o) const { return o.text; }
+    std::string operator()(const ObjectRef& o) const { return o ? o->repr() : "None"; }
   };
   return std::visit(Visitor{repr}, v.v);
 }

@@ -1,11 +1,13 @@
 // Call-like higher-order primitives, typed by the jaxpr they carry: jit (jax/_src/pjit.py),
-// remat2 (jax/_src/ad_checkpoint.py), custom_jvp_call / custom_vjp_call
+// remat2 (jax/_src/ad_checkpoint.py), custom_jvp_call / custom_vjp_call / custom_lin
 // (jax/_src/custom_derivatives.py); and device_put (jax/_src/dispatch.py).
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <array>
 
+#include "ir/errors.h"
+#include "ir/lax_params.h"
 #include "ir/rules/rule_util.h"
 #include "ir/rules/table.h"
 
@@ -132,6 +134,31 @@ void rename(Params& params, std::string_view from, std::string to) {
   params.set(std::move(to), std::move(value));
 }
 
+// custom_lin[bwd in_zeros num_res symbolic_zeros] (custom_vjp under jvp): operands are the
+// num_res residuals and the nonzero tangents; its results have the custom_vjp function's output
+// avals, which cjax carries in a hidden `out_avals` param (JAX keeps them out of the printout).
+AvalList custom_lin_rule(Avals in, const Params& params) {
+  const int64_t num_res = int_param("custom_lin", params, "num_res");
+  if (num_res < 0 || num_res > static_cast<int64_t>(in.size()))
+    fail_got("custom_lin", fmt::format("num_res={} does not fit {} operands", num_res, in.size()),
+             in);
+  const ParamValue* out = params.find("out_avals");
+  if (!out)
+    fail("custom_lin",
+         "carries no out_avals (a custom_lin read from text cannot be typed); trace the program");
+  try {
+    return lax_params::avals_of(*out);
+  } catch (const Error& e) {
+    fail("custom_lin", e.what());
+  }
+}
+
+std::vector<ParamRef> custom_lin_print(const Params& params) {
+  std::vector<ParamRef> out = sorted_params(params);
+  std::erase_if(out, [](const ParamRef& r) { return r.key == "out_avals"; });
+  return out;
+}
+
 // --- device_put ---------------------------------------------------------------------------------
 
 // device_put[devices srcs copy_semantics]: one entry per operand in each; values pass through
@@ -184,6 +211,10 @@ void register_calls(PrimitiveTable& table) {
     p.erase("out_trees");
   };
   table.add(std::move(vjp));
+
+  Primitive lin = make_primitive("custom_lin", custom_lin_rule);
+  lin.print_params = custom_lin_print;
+  table.add(std::move(lin));
 
   table.add(moves_data(make_primitive("device_put", device_put_rule)));
 }

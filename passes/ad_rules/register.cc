@@ -18,6 +18,7 @@ void ensure_builtin_ad_rules() {
     register_identity_ad_rules();
     register_dot_general_ad_rules();
     register_collective_ad_rules();
+    register_custom_ad_rules();
   });
 }
 

@@ -21,6 +21,7 @@ void register_reduction_ad_rules();   // reductions.cc: reduce_sum/max/min/prod,
 void register_cumulative_ad_rules();  // reductions_cumulative.cc: cumsum cumprod cummax cummin ...
 void register_identity_ad_rules();    // elementwise_identity.cc: copy name optimization_barrier ...
 void register_dot_general_ad_rules();  // dot.cc
-void register_collective_ad_rules();   // collectives.cc: psum all_gather reduce_scatter pmax pmin
+void register_collective_ad_rules();   // collectives.cc: psum all_gather reduce_scatter
+void register_custom_ad_rules();       // custom.cc: custom_jvp_call custom_vjp_call custom_lin
 
 }  // namespace cjax

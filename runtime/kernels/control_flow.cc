@@ -187,9 +187,16 @@ void scan_kernel(const Params& params, std::span<const Buffer> in, std::span<Buf
   for (size_t k = 0; k < nys; ++k) out[ncarry + k] = ys[k];
 }
 
+// custom_lin stands for a custom_vjp function's tangent map, which only its transpose (the user's
+// bwd) defines: evaluating it means forward-mode differentiation of that function.
+void custom_lin_kernel(const Params&, std::span<const Buffer>, std::span<Buffer>) {
+  kernel_unsupported("can't apply forward-mode autodiff (jvp) to a custom_vjp function.");
+}
+
 }  // namespace
 
 void register_control_flow_kernels(KernelRegistry& r) {
+  r.add("custom_lin", custom_lin_kernel);
   r.add("cond", cond_kernel, OutputMode::produced);
   r.add("while", while_kernel, OutputMode::produced);
   r.add("scan", scan_kernel, OutputMode::produced);

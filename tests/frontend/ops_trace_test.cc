@@ -40,8 +40,9 @@ TEST_CASE("gelu traces to jax.nn.gelu's tanh approximation") {
 }
 
 TEST_CASE("relu, sigmoid and silu") {
+  // relu is a custom_jvp function (JAX's printout: tests/frontend/custom_derivatives_test.cc).
   auto relu = [](const Array& x) { return nn::relu(x); };
-  CHECK(trace(relu, f32({3})) == "{ lambda ; a:f32[3]. let b:f32[3] = max a 0.0:f32[] in (b,) }");
+  CHECK(trace(relu, f32({3})).find("custom_jvp_call[\n      name=relu") != std::string::npos);
   auto sig = [](const Array& x) { return nn::sigmoid(x); };
   CHECK(trace(sig, f32({3})) == "{ lambda ; a:f32[3]. let b:f32[3] = logistic a in (b,) }");
   auto silu = [](const Array& x) { return nn::silu(x); };

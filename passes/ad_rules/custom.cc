@@ -1,0 +1,169 @@
+// Autodiff of user-defined derivatives (jax/_src/custom_derivatives.py, interpreters/ad.py):
+// - custom_jvp_call: with a nonzero tangent, the user's rule replaces the call (JAX's
+//   process_custom_jvp_call): its jaxpr is inlined on the primals and the tangents (zeros
+//   instantiated). The rule usually calls the function itself, so the primal stays a
+//   custom_jvp_call eqn, as JAX prints it.
+// - custom_vjp_call: the user's fwd is inlined (it computes the outputs and the residuals) and
+//   the tangents go through one custom_lin eqn, linear in them, whose transpose is the user's
+//   bwd on the residuals and the output cotangents. custom_lin itself cannot be evaluated:
+//   forward-mode differentiation of a custom_vjp function fails there, as JAX's does.
+#include <fmt/format.h>
+
+#include "ir/errors.h"
+#include "ir/lax_params.h"
+#include "passes/ad_rules/helpers.h"
+#include "passes/ad_rules/register.h"
+#include "passes/custom_rules.h"
+#include "passes/inline.h"
+#include "passes/primitive_rules.h"
+
+namespace cjax {
+namespace {
+
+using namespace lax_ops;
+
+template <class Rule>
+const Rule* rule_of(const Eqn& eqn, const char* key) {
+  const ParamValue* v = eqn.params.find(key);
+  if (!v || !v->is<ObjectRef>()) return nullptr;
+  return dynamic_cast<const Rule*>(v->as<ObjectRef>().get());
+}
+
+size_t num_consts(const Eqn& eqn) {
+  const ParamValue* v = eqn.params.find("num_consts");
+  return v && v->is<int64_t>() ? static_cast<size_t>(v->as<int64_t>()) : 0;
+}
+
+std::string name_of(const Eqn& eqn) {
+  const ParamValue* v = eqn.params.find("name");
+  return v && v->is<std::string>() ? v->as<std::string>() : eqn.prim->name;
+}
+
+// The primal operands (after the captured constants), with the tangents of those that have one.
+struct Split {
+  std::vector<Atom> primals;
+  std::vector<Tangent> tangents;
+};
+Split split_consts(const Eqn& eqn, std::span<const Atom> primals,
+                   std::span<const Tangent> tangents) {
+  const size_t nc = num_consts(eqn);
+  for (size_t i = 0; i < nc; ++i)
+    if (tangents[i])
+      throw UnsupportedError(fmt::format(
+          "Detected differentiation of a custom_jvp function with respect to a closed-over "
+          "value. That isn't supported because the custom JVP rule only specifies how to "
+          "differentiate the custom_jvp function with respect to explicit input parameters. "
+          "('{}', from {})",
+          name_of(eqn), eqn.source.summarize()));
+  return {{primals.begin() + nc, primals.end()}, {tangents.begin() + nc, tangents.end()}};
+}
+
+std::vector<ShapedArray> avals_of_atoms(std::span<const Atom> xs) {
+  std::vector<ShapedArray> out;
+  for (const Atom& x : xs) out.push_back(x.aval());
+  return out;
+}
+
+JvpFullResult custom_jvp_call_jvp(JaxprBuilder& b, const Eqn& eqn, std::span<const Atom> primals,
+                                  std::span<const Tangent> tangents) {
+  Split s = split_consts(eqn, primals, tangents);
+  const CustomJvpRule* rule = rule_of<CustomJvpRule>(eqn, "jvp");
+  if (!rule)
+    ad::unsupported(fmt::format("jvp: custom_jvp_call '{}' has no rule to differentiate with (its "
+                                "`jvp` was read from text)",
+                                name_of(eqn)),
+                    eqn);
+  std::vector<Atom> args = s.primals;
+  for (size_t i = 0; i < s.primals.size(); ++i)
+    args.push_back(s.tangents[i] ? *s.tangents[i] : zeros_like_aval(b, s.primals[i].aval()));
+  const Jaxpr jvp = rule->jvp_jaxpr(avals_of_atoms(s.primals));
+  const size_t n = eqn.outputs.size();
+  if (jvp.outvars.size() != 2 * n)
+    throw TypeError(fmt::format("custom_jvp '{}': the jvp rule returns {} values for {} outputs",
+                                name_of(eqn), jvp.outvars.size(), n));
+  std::vector<Atom> outs = inline_jaxpr(b, jvp, {}, args);
+  JvpFullResult r;
+  r.primal_outs.assign(outs.begin(), outs.begin() + ptrdiff_t(n));
+  r.tangent_outs.assign(outs.begin() + ptrdiff_t(n), outs.end());
+  return r;
+}
+
+JvpFullResult custom_vjp_call_jvp(JaxprBuilder& b, const Eqn& eqn, std::span<const Atom> primals,
+                                  std::span<const Tangent> tangents) {
+  Split s = split_consts(eqn, primals, tangents);
+  const CustomVjpFwd* fwd = rule_of<CustomVjpFwd>(eqn, "fwd");
+  const ParamValue* bwd = eqn.params.find("bwd");
+  if (!fwd || !bwd || !rule_of<CustomVjpBwd>(eqn, "bwd"))
+    ad::unsupported(fmt::format("jvp: custom_vjp_call '{}' has no fwd/bwd rules to differentiate "
+                                "with (they were read from text)",
+                                name_of(eqn)),
+                    eqn);
+  const CustomVjpFwd::Traced traced = fwd->fwd_jaxpr(avals_of_atoms(s.primals));
+  const size_t n = eqn.outputs.size();
+  if (traced.jaxpr.outvars.size() != n + traced.num_res)
+    throw TypeError(fmt::format("custom_vjp '{}': fwd returns {} outputs, the function {}",
+                                name_of(eqn), traced.jaxpr.outvars.size() - traced.num_res, n));
+  std::vector<Atom> outs = inline_jaxpr(b, traced.jaxpr, {}, s.primals);
+  std::vector<Atom> lin_in(outs.begin() + ptrdiff_t(n), outs.end());  // residuals
+  ParamList in_zeros;
+  for (const Tangent& t : s.tangents) {
+    in_zeros.items.emplace_back(!t.has_value());
+    if (t) lin_in.push_back(*t);
+  }
+  std::vector<ShapedArray> out_avals;
+  for (const Var& v : eqn.outputs) out_avals.push_back(v.aval());
+  Params p{{"bwd", *bwd},
+           {"in_zeros", std::move(in_zeros)},
+           {"num_res", int64_t(traced.num_res)},
+           {"symbolic_zeros", false},
+           {"out_avals", lax_params::avals(out_avals)}};
+  std::vector<Var> lin = b.emit("custom_lin", std::move(lin_in), std::move(p));
+  JvpFullResult r;
+  r.primal_outs.assign(outs.begin(), outs.begin() + ptrdiff_t(n));
+  r.tangent_outs.assign(lin.begin(), lin.end());
+  return r;
+}
+
+// The user's bwd on the residuals and the output cotangents (zeros instantiated); the
+// cotangents of the tangents that were nonzero.
+std::vector<Cotangent> custom_lin_transpose(const TransposeRuleArgs& a) {
+  const CustomVjpBwd* bwd = rule_of<CustomVjpBwd>(a.eqn, "bwd");
+  if (!bwd) ad::unsupported("transpose: custom_lin has no bwd rule (read from text)", a.eqn);
+  const auto num_res = static_cast<size_t>(a.eqn.params.get_int("num_res"));
+  std::vector<Atom> args;
+  std::vector<ShapedArray> res_avals, ct_avals;
+  for (size_t i = 0; i < num_res; ++i) {
+    if (a.args[i].linear)
+      ad::unsupported("transpose: custom_lin's residuals must not be linear", a.eqn);
+    args.push_back(a.args[i].value);
+    res_avals.push_back(a.args[i].aval());
+  }
+  for (size_t k = 0; k < a.cts.size(); ++k) {
+    const ShapedArray& aval = a.eqn.outputs[k].aval();
+    args.push_back(a.cts[k] ? *a.cts[k] : zeros_like_aval(a.b, aval));
+    ct_avals.push_back(aval);
+  }
+  const Jaxpr j = bwd->bwd_jaxpr(res_avals, ct_avals);
+  std::vector<Atom> in_cts = inline_jaxpr(a.b, j, {}, args);
+  // One cotangent per primal operand of the custom_vjp function; those with a tangent here are
+  // this eqn's linear operands, in order.
+  const std::vector<ParamValue>& zeros = a.eqn.params.at("in_zeros").as<ParamList>().items;
+  if (in_cts.size() != zeros.size())
+    throw TypeError(fmt::format("custom_vjp: bwd returns {} cotangents for {} primal inputs",
+                                in_cts.size(), zeros.size()));
+  std::vector<Cotangent> cts(a.args.size());
+  size_t next = num_res;
+  for (size_t i = 0; i < zeros.size(); ++i)
+    if (!zeros[i].as<bool>()) cts[next++] = in_cts[i];
+  return cts;
+}
+
+}  // namespace
+
+void register_custom_ad_rules() {
+  define_pass_rules("custom_jvp_call").jvp_full = custom_jvp_call_jvp;
+  define_pass_rules("custom_vjp_call").jvp_full = custom_vjp_call_jvp;
+  define_pass_rules("custom_lin").transpose = custom_lin_transpose;
+}
+
+}  // namespace cjax
