@@ -18,7 +18,8 @@ CustomBody custom_body(ClosedTrace closed) {
   return {std::make_shared<const Jaxpr>(std::move(j)), std::move(closed.consts)};
 }
 
-Jaxpr trace_rule(std::span<const ShapedArray> avals, const FlatBody& body, const std::string& what) {
+Jaxpr trace_rule(std::span<const ShapedArray> avals, const FlatBody& body,
+                 const std::string& what) {
   EagerScope fresh;  // a rule is traced on its own, whatever trace the pass runs under
   ClosedTrace closed = trace_to_jaxpr(body, avals);
   if (!closed.jaxpr.constvars.empty())

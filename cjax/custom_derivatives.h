@@ -35,9 +35,9 @@
 #include <vector>
 
 #include "cjax/make_jaxpr.h"
+#include "cjax/pytree.h"
 #include "cjax/trace.h"
 #include "ir/errors.h"
-#include "cjax/pytree.h"
 #include "ir/jaxpr.h"
 #include "ir/source_info.h"
 #include "passes/custom_rules.h"
@@ -73,8 +73,11 @@ Tuple rebuild_tuple(const Tuple& protos, std::span<const Array> leaves,
 template <class Tuple>
 Tuple rebuild(const Tuple& protos, std::span<const Array> leaves) {
   std::vector<size_t> offsets{0};
-  std::apply([&](const auto&... p) { (offsets.push_back(offsets.back() + tree_flatten(p).leaves.size()), ...); },
-             protos);
+  std::apply(
+      [&](const auto&... p) {
+        (offsets.push_back(offsets.back() + tree_flatten(p).leaves.size()), ...);
+      },
+      protos);
   return rebuild_tuple(protos, leaves, offsets,
                        std::make_index_sequence<std::tuple_size_v<Tuple>>{});
 }
@@ -122,8 +125,7 @@ class CustomJvp {
   R operator()(const std::decay_t<Args>&... args,
                SourceInfo src = std::source_location::current()) const {
     if (!state_->rule)
-      throw UsageError("No JVP defined for custom_jvp function " + state_->name +
-                       " using defjvp.");
+      throw UsageError("No JVP defined for custom_jvp function " + state_->name + " using defjvp.");
     Call call(args...);
     const std::vector<Array> leaves = detail::tuple_leaves(call);
     auto protos = std::make_shared<const Call>(call);
@@ -143,8 +145,8 @@ class CustomJvp {
              {"jvp", ObjectRef(rule)},
              {"num_consts", int64_t(body.consts.size())},
              {"symbolic_zeros", false}};
-    return tree_unflatten(*proto, detail::bind_custom_call("custom_jvp_call", body, leaves,
-                                                           std::move(p), src));
+    return tree_unflatten(
+        *proto, detail::bind_custom_call("custom_jvp_call", body, leaves, std::move(p), src));
   }
 
  private:
@@ -197,8 +199,7 @@ class CustomVjp {
  public:
   using Call = std::tuple<std::decay_t<Args>...>;
 
-  CustomVjp(std::function<R(Args...)> f, std::string name)
-      : state_(std::make_shared<State>()) {
+  CustomVjp(std::function<R(Args...)> f, std::string name) : state_(std::make_shared<State>()) {
     state_->f = std::move(f);
     state_->name = std::move(name);
   }
@@ -239,8 +240,7 @@ class CustomVjp {
   R operator()(const std::decay_t<Args>&... args,
                SourceInfo src = std::source_location::current()) const {
     if (!state_->fwd)
-      throw UsageError("No VJP defined for custom_vjp function " + state_->name +
-                       " using defvjp.");
+      throw UsageError("No VJP defined for custom_vjp function " + state_->name + " using defvjp.");
     Call call(args...);
     const std::vector<Array> leaves = detail::tuple_leaves(call);
     auto protos = std::make_shared<const Call>(call);
@@ -263,8 +263,8 @@ class CustomVjp {
              {"fwd", ObjectRef(std::make_shared<const Fwd>(state_, protos))},
              {"num_consts", int64_t(body.consts.size())},
              {"symbolic_zeros", false}};
-    return tree_unflatten(*proto, detail::bind_custom_call("custom_vjp_call", body, leaves,
-                                                           std::move(p), src));
+    return tree_unflatten(
+        *proto, detail::bind_custom_call("custom_vjp_call", body, leaves, std::move(p), src));
   }
 
  private:

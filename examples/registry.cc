@@ -14,6 +14,7 @@ const std::vector<Example>& all() {
     register_checkpoint_examples(out);
     register_control_flow_examples(out);
     register_vmap_examples(out);
+    register_custom_examples(out);
     return out;
   }();
   return examples;

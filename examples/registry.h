@@ -32,5 +32,6 @@ void register_block_examples(std::vector<Example>& out);
 void register_checkpoint_examples(std::vector<Example>& out);
 void register_control_flow_examples(std::vector<Example>& out);
 void register_vmap_examples(std::vector<Example>& out);
+void register_custom_examples(std::vector<Example>& out);
 
 }  // namespace cjax::examples

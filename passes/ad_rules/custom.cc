@@ -153,8 +153,18 @@ std::vector<Cotangent> custom_lin_transpose(const TransposeRuleArgs& a) {
                                 in_cts.size(), zeros.size()));
   std::vector<Cotangent> cts(a.args.size());
   size_t next = num_res;
-  for (size_t i = 0; i < zeros.size(); ++i)
-    if (!zeros[i].as<bool>()) cts[next++] = in_cts[i];
+  for (size_t i = 0; i < zeros.size(); ++i) {
+    if (zeros[i].as<bool>()) continue;
+    const ShapedArray& want = a.args[next].aval();
+    const ShapedArray& got = in_cts[i].aval();
+    if (got.shape != want.shape || got.dtype != want.dtype)
+      throw TypeError(fmt::format(
+          "Custom VJP bwd rule must produce an output with the same shape/dtypes as the args "
+          "tuple of the primal function. At output {} the bwd rule {} produced an output of "
+          "shape/dtype {} corresponding to an input of shape/dtype {}",
+          i, bwd->repr(), got.str_short(), want.str_short()));
+    cts[next++] = in_cts[i];
+  }
   return cts;
 }
 

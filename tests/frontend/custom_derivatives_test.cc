@@ -47,9 +47,12 @@ void define_lse_rule(Unary& lse) {
 
 auto make_clip_gradient() {
   auto clip = custom_vjp([](const Array& x) { return x; }, "clip_gradient");
-  clip.defvjp([](const Array& x) { return std::pair{x, std::tuple<>{}}; },
-              [](const std::tuple<>&, const Array& g) { return jnp::clip(g, -1.0, 1.0); },
-              "_clip_fwd", "_clip_bwd");
+  clip.defvjp(
+      [](const Array& x) {
+        return std::pair{x, std::tuple<>{}};
+      },
+      [](const std::tuple<>&, const Array& g) { return jnp::clip(g, -1.0, 1.0); }, "_clip_fwd",
+      "_clip_bwd");
   return clip;
 }
 
@@ -155,8 +158,11 @@ TEST_CASE("custom_vjp residuals are its fwd's, and under checkpoint the policy d
 
 TEST_CASE("the rule decides: a custom_vjp whose bwd doubles the cotangent doubles the gradient") {
   auto twice = custom_vjp([](const Array& x) { return jnp::sin(x); }, "twice");
-  twice.defvjp([](const Array& x) { return std::pair{jnp::sin(x), x}; },
-               [](const Array& x, const Array& g) { return 2.0 * jnp::cos(x) * g; });
+  twice.defvjp(
+      [](const Array& x) {
+        return std::pair{jnp::sin(x), x};
+      },
+      [](const Array& x, const Array& g) { return 2.0 * jnp::cos(x) * g; });
   auto odd = custom_jvp([](const Array& x) { return jnp::sin(x); }, "odd");
   odd.defjvp([](const std::tuple<Array>& p, const std::tuple<Array>& t) {
     return std::pair{jnp::sin(std::get<0>(p)), 3.0 * std::get<0>(t)};
@@ -177,8 +183,7 @@ TEST_CASE("nn relu and relu6 are custom_jvp functions of a jitted body, as JAX d
   CHECK(printed([](const Array& a) { return nn::relu(a); }, f32({2, 3})) == jax("nn.relu jaxpr"));
   CHECK(printed(grad([](const Array& a) { return jnp::sum(nn::relu(a)); }), f32({2, 3})) ==
         jax("nn.relu grad jaxpr"));
-  CHECK(printed([](const Array& a) { return nn::relu6(a); }, f32({2, 3})) ==
-        jax("nn.relu6 jaxpr"));
+  CHECK(printed([](const Array& a) { return nn::relu6(a); }, f32({2, 3})) == jax("nn.relu6 jaxpr"));
   CHECK(printed(grad([](const Array& a) { return jnp::sum(nn::relu6(a)); }), f32({2, 3})) ==
         jax("nn.relu6 grad jaxpr"));
   // The rule, not the max's own derivative, decides the gradient at the kink: 0 at 0.

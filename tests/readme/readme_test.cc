@@ -28,7 +28,15 @@ void tour(const Array& W1, const Array& W2, const Array& W3, const Array& x, con
   auto [loss_jit, grads_jit] = step(params, x, y);
   auto per_example = cjax::vmap(loss_fn, {std::nullopt, 0, 0});  // params shared, x and y mapped
   Array losses = per_example(params, np::stack({x, x}), np::stack({y, y}));
-  std::cout << "loss " << loss << " (jit: " << loss_jit << ", vmap: " << losses << ")\n";
+  auto clip = cjax::custom_vjp([](const Array& v) { return v; }, "clip_gradient");  // custom rule
+  clip.defvjp(
+      [](const Array& v) {
+        return std::pair{v, std::tuple<>{}};
+      },
+      [](const std::tuple<>&, const Array& ct) { return np::clip(ct, -1.0, 1.0); });
+  Array clipped = cjax::grad([&](const Array& v) { return np::sum(clip(v) * 3.0); })(x);
+  std::cout << "loss " << loss << " (jit: " << loss_jit << ", vmap: " << losses << ")\n"
+            << "clipped: " << clipped << "\n";
 }
 // ---- end of README.md ----
 
@@ -66,4 +74,6 @@ TEST_CASE("the README's C++ compiles against <cjax/cjax.h> and runs") {
   const size_t batched = text.rfind("vmap: Array([");
   REQUIRE(batched != std::string::npos);
   CHECK(std::stod(text.substr(batched + 13)) == Approx(loss).epsilon(1e-5));
+  // The custom_vjp's bwd clips the gradient of sum(3 v) to 1.
+  CHECK(text.find("clipped: Array([1., 1., 1., 1.], dtype=float32)") != std::string::npos);
 }
