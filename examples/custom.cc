@@ -18,9 +18,12 @@ using UnaryJvp = CustomJvp<Array, const Array&>;
 const Unary& clip_gradient() {
   static const Unary f = [] {
     Unary g([](const Array& x) { return x; }, "clip_gradient");
-    g.defvjp([](const Array& x) { return std::pair{x, std::tuple<>{}}; },
-             [](const std::tuple<>&, const Array& ct) { return np::clip(ct, -1.0, 1.0); },
-             "_clip_fwd", "_clip_bwd");
+    g.defvjp(
+        [](const Array& x) {
+          return std::pair{x, std::tuple<>{}};
+        },
+        [](const std::tuple<>&, const Array& ct) { return np::clip(ct, -1.0, 1.0); }, "_clip_fwd",
+        "_clip_bwd");
     return g;
   }();
   return f;
@@ -60,14 +63,16 @@ std::vector<runtime::Buffer> three(std::vector<float> v) {
 }  // namespace
 
 void register_custom_examples(std::vector<Example>& out) {
-  out.push_back({"custom/clip_gradient",
-                 "sum(clip_gradient(x) * 3): a custom_vjp whose bwd clips the cotangent to "
-                 "[-1, 1] (gradient 1, not 3)",
-                 [] {
-                   return cjax::make_jaxpr(clipped_loss, {"x"},
-                                           "clipped_loss")(ShapeDtype{DType::f32, {3}});
-                 },
-                 [] { return three({0.5f, -2.0f, 3.0f}); }});
+  out.push_back(
+      {"custom/clip_gradient",
+       "sum(clip_gradient(x) * 3): a custom_vjp whose bwd clips the cotangent to "
+       "[-1, 1] (gradient 1, not 3)",
+       [] {
+         return cjax::make_jaxpr(clipped_loss, {"x"}, "clipped_loss")(ShapeDtype{DType::f32, {3}});
+       },
+       [] {
+         return three({0.5f, -2.0f, 3.0f});
+       }});
   out.push_back({"custom/stable_logsumexp",
                  "log(sum(exp(x))) with the max subtracted, differentiated by its custom_jvp "
                  "rule (the softmax)",
@@ -75,7 +80,9 @@ void register_custom_examples(std::vector<Example>& out) {
                    auto f = [](const Array& x) { return stable_lse()(x); };
                    return cjax::make_jaxpr(f, {"x"}, "stable_lse")(ShapeDtype{DType::f32, {3}});
                  },
-                 [] { return three({0.5f, -1.25f, 2.0f}); }});
+                 [] {
+                   return three({0.5f, -1.25f, 2.0f});
+                 }});
 }
 
 }  // namespace cjax::examples

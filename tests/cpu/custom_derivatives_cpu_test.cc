@@ -33,7 +33,9 @@ struct Fns {
       return std::pair{y, 2.0 * nn::sigmoid(x) * std::get<0>(t)};
     });
     scaled.defvjp(
-        [](const Array& x, const Array& w) { return std::pair{x * w, std::tuple{x, w}}; },
+        [](const Array& x, const Array& w) {
+          return std::pair{x * w, std::tuple{x, w}};
+        },
         [](const std::tuple<Array, Array>& res, const Array& g) {
           auto [x, w] = res;
           const Array gx = 0.5 * g * w;
@@ -44,12 +46,15 @@ struct Fns {
 
 TEST_CASE("a custom_vjp bwd that returns the wrong shape is an error naming the rule") {
   auto bad = custom_vjp([](const Array& x, const Array& w) { return x * w; }, "bad");
-  bad.defvjp([](const Array& x, const Array& w) { return std::pair{x * w, std::tuple{x, w}}; },
-             [](const std::tuple<Array, Array>& res, const Array& g) {
-               auto [x, w] = res;
-               return std::tuple{g * w, g * x};  // w's cotangent not summed over the rows
-             },
-             "bad_fwd", "bad_bwd");
+  bad.defvjp(
+      [](const Array& x, const Array& w) {
+        return std::pair{x * w, std::tuple{x, w}};
+      },
+      [](const std::tuple<Array, Array>& res, const Array& g) {
+        auto [x, w] = res;
+        return std::tuple{g * w, g * x};  // w's cotangent not summed over the rows
+      },
+      "bad_fwd", "bad_bwd");
   auto loss = [&](const Array& a, const Array& v) { return jnp::sum(bad(a, v)); };
   CHECK_THROWS_WITH(grad(loss, argnums<0, 1>)(jnp::ones({4, 3}), jnp::ones({3})),
                     Catch::Contains("At output 1 the bwd rule bad_bwd produced an output of "
@@ -85,10 +90,11 @@ TEST_CASE("custom rules differentiate compiled code as interpreted, under jit, v
   test::require_close(vmap(grad(row_loss))(x).buffer(), want_x.buffer());
   // Inside a scan over the rows.
   auto scanned = [&](const Array& a) {
-    return scan([&](const Array& c, const Array& row) {
-             return std::pair{c + jnp::sum(fns.softplus(fns.scaled(row, w))), c};
-           },
-           Array(0.0f), a)
+    return scan(
+               [&](const Array& c, const Array& row) {
+                 return std::pair{c + jnp::sum(fns.softplus(fns.scaled(row, w))), c};
+               },
+               Array(0.0f), a)
         .first;
   };
   test::require_close(grad(scanned)(x).buffer(), want_x.buffer());
