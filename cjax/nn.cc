@@ -1,6 +1,7 @@
 #include "cjax/nn.h"
 
 #include <cmath>
+#include <vector>
 
 #include "cjax/custom_derivatives.h"
 #include "cjax/lax.h"
@@ -62,6 +63,57 @@ Array relu(const Array& x, SourceInfo src) {
 
 Array relu6(const Array& x, SourceInfo src) {
   return relu6_fn()(x, src);
+}
+
+namespace {
+
+// jnp.max(x, axis, initial=-inf, keepdims=True), as JAX's reduction traces it: the reduce, the
+// max with the initial value, then the kept axis.
+Array max_keepdims(const Array& x, int64_t axis, const SourceInfo& src) {
+  const Array reduced = numpy::max(x, {axis}, false, src);
+  const Array initial = lax::convert_element_type(-INFINITY, x.dtype(), false, src);
+  return lax::expand_dims(lax::max(initial, reduced, src), {axis}, src);
+}
+
+// x - stop_gradient(max(x, axis)): the shifted logits of softmax and log_softmax.
+Array shifted_by_max(const Array& x, int64_t axis, const SourceInfo& src) {
+  const Array x_max = max_keepdims(x, axis, src);
+  return numpy::subtract(x, lax::stop_gradient(x_max, src), src);
+}
+
+}  // namespace
+
+Array softmax(const Array& x, int64_t axis, SourceInfo src) {
+  const int64_t a = lax::canonicalize_axis(axis, x.ndim(), "softmax", src);
+  const Array unnormalized = numpy::exp(shifted_by_max(x, a, src), src);
+  return numpy::divide(unnormalized, numpy::sum(unnormalized, {a}, true, std::nullopt, src), src);
+}
+
+Array log_softmax(const Array& x, int64_t axis, SourceInfo src) {
+  const int64_t a = lax::canonicalize_axis(axis, x.ndim(), "log_softmax", src);
+  auto impl = [a, src](std::span<const Array> args) -> std::vector<Array> {
+    const Array shifted = shifted_by_max(args[0], a, src);
+    const Array sum = numpy::sum(numpy::exp(shifted, src), {a}, true, std::nullopt, src);
+    return {numpy::subtract(shifted, numpy::log(sum, src), src)};
+  };
+  Array args[] = {x};
+  return numpy::detail::call_jitted("log_softmax", impl, args, src)[0];
+}
+
+Array logsumexp(const Array& x, SourceInfo src) {
+  std::vector<int64_t> all(static_cast<size_t>(x.ndim()));
+  for (size_t i = 0; i < all.size(); ++i) all[i] = int64_t(i);
+  const Array reduced = numpy::max(x, {}, false, src);
+  const Array initial = lax::convert_element_type(-INFINITY, x.dtype(), false, src);
+  const Array amax_raw = lax::max(initial, reduced, src);
+  const Array finite = lax::is_finite(amax_raw, src);
+  const Array amax = lax::stop_gradient(
+      lax::select(finite, amax_raw, lax::full_like(amax_raw, 0, {}, {}, src), src), src);
+  const Array shifted = lax::sub(x, lax::expand_dims(amax, all, src), src);
+  const Array sumexp = numpy::sum(lax::exp(shifted, src), {}, false, std::nullopt, src);
+  lax::sign(sumexp, src);  // JAX computes the sign (return_sign) before taking abs
+  const Array total = lax::abs(sumexp, src);
+  return lax::add(lax::log(total, src), amax, src);
 }
 
 Array sigmoid(const Array& x, SourceInfo src) {

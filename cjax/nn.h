@@ -1,6 +1,7 @@
 // cjax::nn: activation functions of jax.nn (jax/_src/nn/functions.py).
 #pragma once
 
+#include <cstdint>
 #include <source_location>
 
 #include "cjax/array.h"
@@ -23,6 +24,15 @@ Array silu(const Array& x, SourceInfo src = std::source_location::current());
 //   0.5 * x * erfc(-x * sqrt(1/2)).
 Array gelu(const Array& x, bool approximate = true,
            SourceInfo src = std::source_location::current());
+// exp(x - max) / sum(exp(x - max)) along `axis`, the max held constant (stop_gradient), as
+// jax.nn.softmax traces it.
+Array softmax(const Array& x, int64_t axis = -1, SourceInfo src = std::source_location::current());
+// (x - max) - log(sum(exp(x - max))) along `axis`; jitted, as jax.nn.log_softmax.
+Array log_softmax(const Array& x, int64_t axis = -1,
+                  SourceInfo src = std::source_location::current());
+// log(sum(exp(x))) over every element, stabilised by the (finite) max, as
+// jax.nn.logsumexp(x) (jax.scipy.special.logsumexp with axis=None).
+Array logsumexp(const Array& x, SourceInfo src = std::source_location::current());
 }  // namespace cjax::nn
 
 namespace cjax::numpy {
