@@ -55,7 +55,67 @@ const Unary& relu6_fn() {
   return f;
 }
 
+using Binary = CustomJvp<Array, const Array&, const Array&>;
+
+// JAX's _replace_inf: +inf replaced by 0 (so that exp(x - out) is 1, not NaN, where both are inf).
+Array replace_inf(const Array& x) {
+  const Array inf = lax::convert_element_type(INFINITY, x.dtype(), false);
+  const Array is_pos_inf = lax::eq(x, inf);  // staged before the zeros, as Python does
+  const Array zeros = lax::full_like(x, 0);
+  return lax::select(is_pos_inf, zeros, x);
+}
+
+// jax._src.lax.other.logaddexp: log(exp(x1) + exp(x2)) without overflow, a custom_jvp function
+// whose rule (_logaddexp_jvp) stays finite at infinities.
+const Binary& logaddexp_fn() {
+  static const Binary f = [] {
+    Binary g(
+        [](const Array& x1, const Array& x2) {
+          const Array amax = lax::max(x1, x2);
+          const Array delta = lax::sub(x1, x2);
+          const Array is_nan = lax::ne(delta, delta);
+          const Array same_infinities = lax::add(x1, x2);
+          const Array soft = lax::add(amax, lax::log1p(lax::exp(lax::neg(lax::abs(delta)))));
+          return lax::select(is_nan, same_infinities, soft);
+        },
+        "logaddexp");
+    g.defjvp(
+        [](const std::tuple<Array, Array>& primals, const std::tuple<Array, Array>& tangents) {
+          auto [x1, x2] = primals;
+          auto [t1, t2] = tangents;
+          const Array out = logaddexp_fn()(x1, x2);
+          // Python's left-to-right order: the first term whole, then the second.
+          const Array a1 = replace_inf(x1), b1 = replace_inf(out);
+          const Array term1 = numpy::multiply(t1, numpy::exp(numpy::subtract(a1, b1)));
+          const Array a2 = replace_inf(x2), b2 = replace_inf(out);
+          const Array term2 = numpy::multiply(t2, numpy::exp(numpy::subtract(a2, b2)));
+          return std::pair{out, lax::add(term1, term2)};
+        },
+        "_logaddexp_jvp");
+    return g;
+  }();
+  return f;
+}
+
 }  // namespace
+
+Array softplus(const Array& x, SourceInfo src) {
+  auto impl = [src](std::span<const Array> a) -> std::vector<Array> {
+    const Array zero = lax::convert_element_type(0, a[0].dtype(), false, src);
+    return {logaddexp_fn()(a[0], zero, src)};
+  };
+  Array args[] = {x};
+  return numpy::detail::call_jitted("softplus", impl, args, src)[0];
+}
+
+Array log_sigmoid(const Array& x, SourceInfo src) {
+  auto impl = [src](std::span<const Array> a) -> std::vector<Array> {
+    const Array negated = numpy::negative(a[0], src);
+    return {numpy::negative(softplus(negated, src), src)};
+  };
+  Array args[] = {x};
+  return numpy::detail::call_jitted("log_sigmoid", impl, args, src)[0];
+}
 
 Array relu(const Array& x, SourceInfo src) {
   return relu_fn()(x, src);

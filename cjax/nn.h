@@ -24,6 +24,11 @@ Array silu(const Array& x, SourceInfo src = std::source_location::current());
 //   0.5 * x * erfc(-x * sqrt(1/2)).
 Array gelu(const Array& x, bool approximate = true,
            SourceInfo src = std::source_location::current());
+// log(1 + exp(x)), as jax.nn.softplus: jitted, jnp.logaddexp(x, 0), whose custom_jvp rule stays
+// finite at infinities.
+Array softplus(const Array& x, SourceInfo src = std::source_location::current());
+// log(sigmoid(x)) = -softplus(-x), jitted, as jax.nn.log_sigmoid.
+Array log_sigmoid(const Array& x, SourceInfo src = std::source_location::current());
 // exp(x - max) / sum(exp(x - max)) along `axis`, the max held constant (stop_gradient), as
 // jax.nn.softmax traces it.
 Array softmax(const Array& x, int64_t axis = -1, SourceInfo src = std::source_location::current());

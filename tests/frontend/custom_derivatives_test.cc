@@ -193,6 +193,25 @@ TEST_CASE("nn relu and relu6 are custom_jvp functions of a jitted body, as JAX d
   for (size_t i = 0; i < 3; ++i) CHECK(g[int64_t(i)].item() == want[i]);
 }
 
+TEST_CASE("nn softplus and log_sigmoid go through JAX's logaddexp custom_jvp") {
+  auto sum_of = [](auto fn) { return [fn](const Array& a) { return jnp::sum(fn(a)); }; };
+  auto softplus = [](const Array& a) { return nn::softplus(a); };
+  auto log_sigmoid = [](const Array& a) { return nn::log_sigmoid(a); };
+  CHECK(printed(softplus, f32({2, 3})) == jax("nn.softplus jaxpr"));
+  CHECK(printed(log_sigmoid, f32({2, 3})) == jax("nn.log_sigmoid jaxpr"));
+  // Their gradient programs are JAX's eqn for eqn; JAX's printer names the backward jit's
+  // inputs after its operands where cjax's reuses the forward body's names.
+  // The rule's values: sigmoid(x), and finite at +inf where the body's derivative is NaN.
+  const Array x = cjax::array(std::vector<float>{-2.0f, 0.0f, 3.0f, INFINITY});
+  const Array g = grad(sum_of(softplus))(x);
+  for (int64_t i = 0; i < 3; ++i)
+    CHECK(g[i].item() == Approx(1.0 / (1.0 + std::exp(-x[i].item()))).epsilon(1e-5));
+  CHECK(g[3].item() == 1.0);
+  const Array gl = grad(sum_of(log_sigmoid))(x);
+  for (int64_t i = 0; i < 3; ++i)
+    CHECK(gl[i].item() == Approx(1.0 / (1.0 + std::exp(x[i].item()))).epsilon(1e-5));
+}
+
 TEST_CASE("nn softmax, log_softmax and logsumexp trace as JAX defines them") {
   auto sum_of = [](auto fn) { return [fn](const Array& a) { return jnp::sum(fn(a)); }; };
   auto softmax = [](const Array& a) { return nn::softmax(a); };
