@@ -30,11 +30,7 @@ RematTrace make_remat_trace(TracedFunction traced, std::any out_proto, const Pol
   Jaxpr j = std::move(traced.closed.jaxpr);
   // JAX's convert_constvars_jaxpr: the constants become the leading inputs of the remat2 eqn.
   const size_t num_consts = j.constvars.size();
-  std::vector<Var> invars = std::move(j.constvars);
-  invars.insert(invars.end(), j.invars.begin(), j.invars.end());
-  j.invars = std::move(invars);
-  j.constvars.clear();
-  j.consts.clear();
+  convert_constvars(j);
   j.debug = nullptr;
   // A memory budget is planned here, once per trace; another policy keeps the traced body.
   memory::CheckpointBody planned = memory::plan_checkpoint(std::move(j), policy, num_consts);

@@ -30,11 +30,7 @@ Traced trace(const FlatBody& fn, const std::vector<ShapedArray>& in_avals,
   ClosedTrace ct = scope.finish(outs);
   Traced t;
   t.jaxpr = std::move(ct.jaxpr);
-  std::vector<Var> invars = std::move(t.jaxpr.constvars);
-  invars.insert(invars.end(), t.jaxpr.invars.begin(), t.jaxpr.invars.end());
-  t.jaxpr.invars = std::move(invars);
-  t.jaxpr.constvars.clear();
-  t.jaxpr.consts.clear();
+  convert_constvars(t.jaxpr);
   t.jaxpr.debug = nullptr;
   t.consts = std::move(ct.consts);
   return t;

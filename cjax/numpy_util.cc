@@ -130,11 +130,7 @@ std::vector<Array> call_jitted(std::string_view name,
   ClosedTrace closed = trace_to_jaxpr(fn, avals, debug);
   // As JAX's jit: captured values become leading arguments of the call.
   auto inner = std::make_shared<Jaxpr>(std::move(closed.jaxpr));
-  std::vector<Var> invars = inner->constvars;
-  invars.insert(invars.end(), inner->invars.begin(), inner->invars.end());
-  inner->invars = std::move(invars);
-  inner->constvars.clear();
-  inner->consts.clear();
+  convert_constvars(*inner);
   std::vector<Array> operands = closed.consts;
   operands.insert(operands.end(), args.begin(), args.end());
   Params params{{"name", std::string(name)}, {"jaxpr", JaxprRef(inner)}};

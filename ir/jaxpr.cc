@@ -146,4 +146,10 @@ std::vector<ShapedArray> avals_of(std::span<const Var> vars) {
   return out;
 }
 
+void convert_constvars(Jaxpr& jaxpr) {
+  jaxpr.invars.insert(jaxpr.invars.begin(), jaxpr.constvars.begin(), jaxpr.constvars.end());
+  jaxpr.constvars.clear();
+  jaxpr.consts.clear();
+}
+
 }  // namespace cjax

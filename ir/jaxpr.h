@@ -121,4 +121,8 @@ struct Jaxpr {
 std::vector<ShapedArray> avals_of(std::span<const Atom> atoms);
 std::vector<ShapedArray> avals_of(std::span<const Var> vars);
 
+// JAX's convert_constvars_jaxpr: the constvars become the leading invars (a call or remat2 eqn
+// then passes the captured values as its first operands); consts are dropped.
+void convert_constvars(Jaxpr& jaxpr);
+
 }  // namespace cjax

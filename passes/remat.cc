@@ -267,9 +267,7 @@ Jaxpr insert_reduce_precision(const Jaxpr& known, size_t num_residuals) {
 
 Jaxpr checkpoint_jaxpr(const Jaxpr& jaxpr, const PolicyRef& policy, bool prevent_cse) {
   Jaxpr body = jaxpr;
-  body.invars.insert(body.invars.begin(), body.constvars.begin(), body.constvars.end());
-  body.constvars.clear();
-  body.consts.clear();
+  convert_constvars(body);
   body.debug = nullptr;
   // A memory budget is planned here, once (passes/memory/budget_plan.h).
   memory::CheckpointBody planned =

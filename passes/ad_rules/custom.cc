@@ -9,6 +9,8 @@
 //   forward-mode differentiation of a custom_vjp function fails there, as JAX's does.
 #include <fmt/format.h>
 
+#include <memory>
+
 #include "ir/errors.h"
 #include "ir/lax_params.h"
 #include "passes/ad_rules/helpers.h"
@@ -22,23 +24,6 @@ namespace {
 
 using namespace lax_ops;
 
-template <class Rule>
-const Rule* rule_of(const Eqn& eqn, const char* key) {
-  const ParamValue* v = eqn.params.find(key);
-  if (!v || !v->is<ObjectRef>()) return nullptr;
-  return dynamic_cast<const Rule*>(v->as<ObjectRef>().get());
-}
-
-size_t num_consts(const Eqn& eqn) {
-  const ParamValue* v = eqn.params.find("num_consts");
-  return v && v->is<int64_t>() ? static_cast<size_t>(v->as<int64_t>()) : 0;
-}
-
-std::string name_of(const Eqn& eqn) {
-  const ParamValue* v = eqn.params.find("name");
-  return v && v->is<std::string>() ? v->as<std::string>() : eqn.prim->name;
-}
-
 // The primal operands (after the captured constants), with the tangents of those that have one.
 struct Split {
   std::vector<Atom> primals;
@@ -46,7 +31,7 @@ struct Split {
 };
 Split split_consts(const Eqn& eqn, std::span<const Atom> primals,
                    std::span<const Tangent> tangents) {
-  const size_t nc = num_consts(eqn);
+  const size_t nc = custom_num_consts(eqn);
   for (size_t i = 0; i < nc; ++i)
     if (tangents[i])
       throw UnsupportedError(fmt::format(
@@ -54,7 +39,7 @@ Split split_consts(const Eqn& eqn, std::span<const Atom> primals,
           "value. That isn't supported because the custom JVP rule only specifies how to "
           "differentiate the custom_jvp function with respect to explicit input parameters. "
           "('{}', from {})",
-          name_of(eqn), eqn.source.summarize()));
+          custom_name(eqn), eqn.source.summarize()));
   return {{primals.begin() + nc, primals.end()}, {tangents.begin() + nc, tangents.end()}};
 }
 
@@ -67,20 +52,29 @@ std::vector<ShapedArray> avals_of_atoms(std::span<const Atom> xs) {
 JvpFullResult custom_jvp_call_jvp(JaxprBuilder& b, const Eqn& eqn, std::span<const Atom> primals,
                                   std::span<const Tangent> tangents) {
   Split s = split_consts(eqn, primals, tangents);
-  const CustomJvpRule* rule = rule_of<CustomJvpRule>(eqn, "jvp");
+  const CustomJvpRule* rule = custom_rule<CustomJvpRule>(eqn, "jvp");
   if (!rule)
     ad::unsupported(fmt::format("jvp: custom_jvp_call '{}' has no rule to differentiate with (its "
                                 "`jvp` was read from text)",
-                                name_of(eqn)),
+                                custom_name(eqn)),
                     eqn);
+  // With symbolic_zeros the rule is told which tangents are zero; otherwise it gets zeros.
+  const bool symbolic = custom_symbolic_zeros(eqn);
   std::vector<Atom> args = s.primals;
-  for (size_t i = 0; i < s.primals.size(); ++i)
-    args.push_back(s.tangents[i] ? *s.tangents[i] : zeros_like_aval(b, s.primals[i].aval()));
-  const Jaxpr jvp = rule->jvp_jaxpr(avals_of_atoms(s.primals));
+  auto zeros = std::make_unique<bool[]>(s.primals.size());
+  for (size_t i = 0; i < s.primals.size(); ++i) {
+    zeros[i] = symbolic && !s.tangents[i];
+    if (s.tangents[i])
+      args.push_back(*s.tangents[i]);
+    else if (!symbolic)
+      args.push_back(zeros_like_aval(b, s.primals[i].aval()));
+  }
+  const Jaxpr jvp = rule->jvp_jaxpr(avals_of_atoms(s.primals),
+                                    std::span<const bool>(zeros.get(), s.primals.size()));
   const size_t n = eqn.outputs.size();
   if (jvp.outvars.size() != 2 * n)
     throw TypeError(fmt::format("custom_jvp '{}': the jvp rule returns {} values for {} outputs",
-                                name_of(eqn), jvp.outvars.size(), n));
+                                custom_name(eqn), jvp.outvars.size(), n));
   std::vector<Atom> outs = inline_jaxpr(b, jvp, {}, args);
   JvpFullResult r;
   r.primal_outs.assign(outs.begin(), outs.begin() + ptrdiff_t(n));
@@ -91,18 +85,21 @@ JvpFullResult custom_jvp_call_jvp(JaxprBuilder& b, const Eqn& eqn, std::span<con
 JvpFullResult custom_vjp_call_jvp(JaxprBuilder& b, const Eqn& eqn, std::span<const Atom> primals,
                                   std::span<const Tangent> tangents) {
   Split s = split_consts(eqn, primals, tangents);
-  const CustomVjpFwd* fwd = rule_of<CustomVjpFwd>(eqn, "fwd");
+  const CustomVjpFwd* fwd = custom_rule<CustomVjpFwd>(eqn, "fwd");
   const ParamValue* bwd = eqn.params.find("bwd");
-  if (!fwd || !bwd || !rule_of<CustomVjpBwd>(eqn, "bwd"))
+  if (!fwd || !bwd || !custom_rule<CustomVjpBwd>(eqn, "bwd"))
     ad::unsupported(fmt::format("jvp: custom_vjp_call '{}' has no fwd/bwd rules to differentiate "
                                 "with (they were read from text)",
-                                name_of(eqn)),
+                                custom_name(eqn)),
                     eqn);
-  const CustomVjpFwd::Traced traced = fwd->fwd_jaxpr(avals_of_atoms(s.primals));
+  auto perturbed = std::make_unique<bool[]>(s.primals.size());
+  for (size_t i = 0; i < s.primals.size(); ++i) perturbed[i] = s.tangents[i].has_value();
+  const CustomVjpFwd::Traced traced = fwd->fwd_jaxpr(
+      avals_of_atoms(s.primals), std::span<const bool>(perturbed.get(), s.primals.size()));
   const size_t n = eqn.outputs.size();
   if (traced.jaxpr.outvars.size() != n + traced.num_res)
     throw TypeError(fmt::format("custom_vjp '{}': fwd returns {} outputs, the function {}",
-                                name_of(eqn), traced.jaxpr.outvars.size() - traced.num_res, n));
+                                custom_name(eqn), traced.jaxpr.outvars.size() - traced.num_res, n));
   std::vector<Atom> outs = inline_jaxpr(b, traced.jaxpr, {}, s.primals);
   std::vector<Atom> lin_in(outs.begin() + ptrdiff_t(n), outs.end());  // residuals
   ParamList in_zeros;
@@ -112,10 +109,12 @@ JvpFullResult custom_vjp_call_jvp(JaxprBuilder& b, const Eqn& eqn, std::span<con
   }
   std::vector<ShapedArray> out_avals;
   for (const Var& v : eqn.outputs) out_avals.push_back(v.aval());
-  Params p{{"bwd", *bwd},
+  // A batched fwd's residuals go with their own, batched bwd.
+  const ParamValue bwd_param = traced.bwd ? ParamValue(ObjectRef(traced.bwd)) : *bwd;
+  Params p{{"bwd", bwd_param},
            {"in_zeros", std::move(in_zeros)},
            {"num_res", int64_t(traced.num_res)},
-           {"symbolic_zeros", false},
+           {"symbolic_zeros", custom_symbolic_zeros(eqn)},
            {"out_avals", lax_params::avals(out_avals)}};
   std::vector<Var> lin = b.emit("custom_lin", std::move(lin_in), std::move(p));
   JvpFullResult r;
@@ -127,7 +126,7 @@ JvpFullResult custom_vjp_call_jvp(JaxprBuilder& b, const Eqn& eqn, std::span<con
 // The user's bwd on the residuals and the output cotangents (zeros instantiated); the
 // cotangents of the tangents that were nonzero.
 std::vector<Cotangent> custom_lin_transpose(const TransposeRuleArgs& a) {
-  const CustomVjpBwd* bwd = rule_of<CustomVjpBwd>(a.eqn, "bwd");
+  const CustomVjpBwd* bwd = custom_rule<CustomVjpBwd>(a.eqn, "bwd");
   if (!bwd) ad::unsupported("transpose: custom_lin has no bwd rule (read from text)", a.eqn);
   const auto num_res = static_cast<size_t>(a.eqn.params.get_int("num_res"));
   std::vector<Atom> args;
@@ -138,12 +137,20 @@ std::vector<Cotangent> custom_lin_transpose(const TransposeRuleArgs& a) {
     args.push_back(a.args[i].value);
     res_avals.push_back(a.args[i].aval());
   }
+  // With symbolic_zeros bwd is told which output cotangents are zero; otherwise it gets zeros.
+  const bool symbolic = custom_symbolic_zeros(a.eqn);
+  auto zero_cts = std::make_unique<bool[]>(a.cts.size());
   for (size_t k = 0; k < a.cts.size(); ++k) {
     const ShapedArray& aval = a.eqn.outputs[k].aval();
-    args.push_back(a.cts[k] ? *a.cts[k] : zeros_like_aval(a.b, aval));
+    zero_cts[k] = symbolic && !a.cts[k];
+    if (a.cts[k])
+      args.push_back(*a.cts[k]);
+    else if (!symbolic)
+      args.push_back(zeros_like_aval(a.b, aval));
     ct_avals.push_back(aval);
   }
-  const Jaxpr j = bwd->bwd_jaxpr(res_avals, ct_avals);
+  const Jaxpr j =
+      bwd->bwd_jaxpr(res_avals, ct_avals, std::span<const bool>(zero_cts.get(), a.cts.size()));
   std::vector<Atom> in_cts = inline_jaxpr(a.b, j, {}, args);
   // One cotangent per primal operand of the custom_vjp function; those with a tangent here are
   // this eqn's linear operands, in order.

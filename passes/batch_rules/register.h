@@ -12,7 +12,8 @@ void register_structural_batch_rules();    // structural.cc: broadcast, reshape,
 void register_reduction_batch_rules();     // reductions.cc: reduce_*, arg*, cum*, sort
 void register_dot_general_batch_rules();   // dot.cc
 void register_call_batch_rules();          // calls.cc: jit, remat2
-void register_sequential_batch_rules();    // sequential.cc: dynamic_(update_)slice, custom_*
+void register_sequential_batch_rules();    // sequential.cc: dynamic_(update_)slice
+void register_custom_batch_rules();        // custom.cc: custom_jvp_call, custom_vjp_call
 void register_control_flow_batch_rules();  // control_flow.cc: scan, cond, while
 void register_collective_batch_rules();  // collectives.cc: psum pmax pmin axis_index all_gather ...
 

@@ -1,5 +1,5 @@
 // The batching rule of the primitives JAX batches into gather and scatter (dynamic_slice,
-// dynamic_update_slice), which cjax does not have, and of the custom-derivative calls: a `scan`
+// dynamic_update_slice), which cjax does not have: a `scan`
 // over the batch that applies the eqn to one example per step. Correct for any pure primitive,
 // differentiable (scan is), and compiled as one loop; not the program JAX prints, nor as fast as
 // a batched kernel.
@@ -56,8 +56,7 @@ BatchedOutputs sequential(const BatchRuleArgs& a) {
 }  // namespace
 
 void register_sequential_batch_rules() {
-  for (const char* name :
-       {"dynamic_slice", "dynamic_update_slice", "custom_jvp_call", "custom_vjp_call"})
+  for (const char* name : {"dynamic_slice", "dynamic_update_slice"})
     define_pass_rules(name).batch = sequential;
 }
 

@@ -70,7 +70,7 @@ TEST_CASE("random programs: the generator covers the first-set primitives") {
   for (const char* prim :
        {"dot_general", "reduce_sum", "reduce_prod", "transpose", "reshape", "broadcast_in_dim",
         "remat2", "name[", "sin", "tanh", "logistic", "div", "integer_pow", "dots_saveable",
-        "policy=None", "save_only_these_names"}) {
+        "policy=None", "save_only_these_names", "custom_jvp_call[", "custom_vjp_call["}) {
     INFO(prim);
     CHECK(all.find(prim) != std::string::npos);
   }

@@ -25,9 +25,10 @@ namespace {
 constexpr int64_t kMaxElements = 64;
 constexpr size_t kMaxRank = 4;
 const char* const kNames[] = {"a", "b", "c"};
-const char* const kUnaryNames[] = {"sin",        "cos",         "tanh",       "logistic",
-                                   "neg",        "square",      "cube",       "exp(sin x)",
-                                   "log(1+x^2)", "sqrt(1+x^2)", "log1p(x^2)", "x/(1+x^2)"};
+const char* const kUnaryNames[] = {
+    "sin",        "cos",       "tanh",           "logistic",       "neg",
+    "square",     "cube",      "exp(sin x)",     "log(1+x^2)",     "sqrt(1+x^2)",
+    "log1p(x^2)", "x/(1+x^2)", "custom_jvp sin", "custom_vjp tanh"};
 constexpr uint32_t kNumUnary = sizeof(kUnaryNames) / sizeof(kUnaryNames[0]);
 const char* const kBinaryNames[] = {"add", "sub", "mul", "x/(2+sin y)"};
 
@@ -42,6 +43,39 @@ bool broadcastable(const Shape& x, const Shape& y) {
     if (a != b && a != 1 && b != 1) return false;
   }
   return true;
+}
+
+// sin as a custom_jvp (its rule: cos x · t) and tanh as a custom_vjp (fwd saves the output, bwd
+// is g (1 - y²)): every property then checks the custom rules' differentiation, batching,
+// remat and lowering too.
+Array custom_sin(const Array& x) {
+  static const cjax::CustomJvp<Array, const Array&> f = [] {
+    cjax::CustomJvp<Array, const Array&> g([](const Array& a) { return lax::sin(a); },
+                                           "custom_sin");
+    g.defjvp(
+        [](const std::tuple<Array>& p, const std::tuple<Array>& t) {
+          return std::pair{lax::sin(std::get<0>(p)), lax::cos(std::get<0>(p)) * std::get<0>(t)};
+        },
+        "custom_sin_jvp");
+    return g;
+  }();
+  return f(x);
+}
+
+Array custom_tanh(const Array& x) {
+  static const cjax::CustomVjp<Array, const Array&> f = [] {
+    cjax::CustomVjp<Array, const Array&> g([](const Array& a) { return lax::tanh(a); },
+                                           "custom_tanh");
+    g.defvjp(
+        [](const Array& a) {
+          const Array y = lax::tanh(a);
+          return std::pair{y, y};
+        },
+        [](const Array& y, const Array& ct) { return ct * (1.0 - y * y); }, "custom_tanh_fwd",
+        "custom_tanh_bwd");
+    return g;
+  }();
+  return f(x);
 }
 
 Array unary(uint32_t which, const Array& x) {
@@ -69,8 +103,12 @@ Array unary(uint32_t which, const Array& x) {
       return lax::sqrt(one_plus_sq());
     case 10:
       return lax::log1p(x * x);
-    default:
+    case 11:
       return x / one_plus_sq();
+    case 12:
+      return custom_sin(x);
+    default:
+      return custom_tanh(x);
   }
 }
 
