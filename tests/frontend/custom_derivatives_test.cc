@@ -238,5 +238,38 @@ TEST_CASE("nn softmax, log_softmax and logsumexp trace as JAX defines them") {
     }
 }
 
+// The custom_jvp_call eqn of a printed program, up to its operands.
+std::string custom_call_block(const std::string& text) {
+  const size_t begin = text.find("custom_jvp_call[");
+  const size_t end = text.find("] d\n", begin);
+  return begin == std::string::npos || end == std::string::npos ? ""
+                                                                : text.substr(begin, end - begin);
+}
+
+TEST_CASE("custom_jvp inside scan prints JAX's custom_jvp_call in the body, and differentiates") {
+  auto lse = custom_jvp(lse_body, "stable_lse");
+  define_lse_rule(lse);
+  auto f = [&](const Array& a) {
+    return scan(
+               [&](const Array& c, const Array& v) {
+                 return std::pair{c + lse(v), std::tuple<>{}};
+               },
+               Array(0.0), a)
+        .first;
+  };
+  // JAX 0.11 prints scan's params in a newer form (ft_in/ft_out) than the 0.10 one cjax emits;
+  // the custom call in the body is the same, eqn for eqn.
+  const std::string block = custom_call_block(printed(f, f32({2, 3})));
+  REQUIRE(!block.empty());
+  CHECK(block == custom_call_block(jax("custom_jvp inside scan")));
+  // grad of the scan: each row's softmax, from the rule.
+  const Array x = jnp::reshape(jnp::arange(6.0), {2, 3}).astype(DType::f32) * 0.4 - 1.0;
+  const Array g = grad(f)(x);
+  for (int64_t i = 0; i < 2; ++i) {
+    const Array sm = jnp::exp(x[i] - lse(x[i]));
+    for (int64_t j = 0; j < 3; ++j) CHECK(g[i][j].item() == Approx(sm[j].item()).epsilon(1e-5));
+  }
+}
+
 }  // namespace custom_derivatives_test
 }  // namespace cjax

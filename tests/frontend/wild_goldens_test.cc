@@ -72,3 +72,24 @@ TEST_CASE("wild 14: qk_norm_rope") {
       ShapeDtype{DType::f32, {32, 64}}, ShapeDtype{DType::f32, {32, 64}});
   CHECK(to_string(j) == expected);
 }
+
+// @jax.custom_jvp def f(x): return x + 1.;  f.defjvp(f_jvp)  (a rule named f_jvp)
+TEST_CASE("wild 25: a custom_jvp function") {
+  REQUIRE_WILD(expected, "25_custom_jvp_call.jaxpr");
+  auto f = custom_jvp([](const Array& x) { return x + 1.; }, "f");
+  f.defjvp(
+      [](const std::tuple<Array>& p, const std::tuple<Array>& t) {
+        return std::pair{std::get<0>(p) + 1., std::get<0>(t)};
+      },
+      "f_jvp");
+  CHECK(to_string(make_jaxpr([&](const Array& x) { return f(x); })(array({1.f}))) == expected);
+}
+
+// @jax.custom_vjp def f(x): return x + 1.;  f.defvjp(f_fwd, f_bwd)
+TEST_CASE("wild 26: a custom_vjp function") {
+  REQUIRE_WILD(expected, "26_custom_vjp_call.jaxpr");
+  auto f = custom_vjp([](const Array& x) { return x + 1.; }, "f");
+  f.defvjp([](const Array& x) { return std::pair{x + 1., std::tuple<>{}}; },
+           [](const std::tuple<>&, const Array& g) { return g; }, "f_fwd", "f_bwd");
+  CHECK(to_string(make_jaxpr([&](const Array& x) { return f(x); })(array({1.f}))) == expected);
+}
