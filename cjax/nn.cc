@@ -201,12 +201,13 @@ Array gelu(const Array& x, bool approximate, SourceInfo src) {
         0.5, np::add(1.0, np::tanh(np::multiply(sqrt_2_over_pi, inner, src), src), src), src);
     return np::multiply(xa, cdf, src);
   }
-  // 0.5 * x * erfc(-x * sqrt_half), staged in Python's left-to-right order.
+  // jnp.array(0.5 * x * erfc(-x * sqrt_half), dtype=x.dtype), staged in Python's left-to-right
+  // order: jnp.array of a traced value is a copy.
   Array sqrt_half = lax::convert_element_type(std::sqrt(0.5), xa.dtype(), false, src);
   Array half_x = np::multiply(0.5, xa, src);
   Array scaled = np::multiply(np::negative(xa, src), sqrt_half, src);
   Array erfc = lax::erfc(scaled, src);
-  return np::multiply(half_x, erfc, src);
+  return np::copy(np::multiply(half_x, erfc, src), src);
 }
 
 }  // namespace cjax::nn

@@ -122,6 +122,8 @@ Array argsort(const Array& a, std::optional<int64_t> axis = -1, bool stable = tr
 // dimension may be -1 (inferred).
 Array reshape(const Array& a, const Shape& shape, CJAX_LOC);
 Array ravel(const Array& a, CJAX_LOC);
+// jnp.copy (and jnp.array of a traced value): a `copy` eqn, a new buffer with a's values.
+Array copy(const Array& a, CJAX_LOC);
 // Reverses the axes when `axes` is not given.
 Array transpose(const Array& a, std::optional<std::vector<int64_t>> axes = std::nullopt, CJAX_LOC);
 Array matrix_transpose(const Array& a, CJAX_LOC);

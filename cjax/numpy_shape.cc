@@ -165,6 +165,10 @@ Array full(const Shape& shape, const Array& fill_value, std::optional<DType> dty
   return lax::broadcast_to(v, shape, src);
 }
 
+Array copy(const Array& a, Loc src) {
+  return cjax::bind("copy", std::vector<Array>{a}, {}, src).at(0);
+}
+
 Array zeros_like(const Array& a, std::optional<DType> dtype, Loc src) {
   return lax::full_like(a, 0, dtype, std::nullopt, src);
 }

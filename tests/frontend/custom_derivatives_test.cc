@@ -271,5 +271,18 @@ TEST_CASE("custom_jvp inside scan prints JAX's custom_jvp_call in the body, and 
   }
 }
 
+TEST_CASE("nn silu, gelu and sigmoid print as JAX defines them") {
+  CHECK(printed([](const Array& a) { return nn::silu(a); }, f32({2, 3})) == jax("nn.silu jaxpr"));
+  CHECK(printed([](const Array& a) { return nn::gelu(a); }, f32({2, 3})) == jax("nn.gelu jaxpr"));
+  CHECK(printed([](const Array& a) { return nn::gelu(a, false); }, f32({2, 3})) ==
+        jax("nn.gelu approximate=False"));
+  CHECK(printed([](const Array& a) { return nn::sigmoid(a); }, f32({2, 3})) ==
+        jax("nn.sigmoid jaxpr"));
+  CHECK(printed(grad([](const Array& a) { return jnp::sum(nn::sigmoid(a)); }), f32({2, 3})) ==
+        jax("nn.sigmoid grad jaxpr"));
+  CHECK(printed(grad([](const Array& a) { return jnp::sum(nn::silu(a)); }), f32({2, 3})) ==
+        jax("nn.silu grad jaxpr"));
+}
+
 }  // namespace custom_derivatives_test
 }  // namespace cjax
