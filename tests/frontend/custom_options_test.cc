@@ -162,5 +162,41 @@ TEST_CASE("symbolic_zeros on a custom_vjp: fwd asks is_perturbed, bwd sees zero 
   CHECK(is_perturbed(w));
 }
 
+TEST_CASE("custom rules nest: a custom_vjp inside a custom_jvp, both inside cond and jit") {
+  // inner: sin with a bwd that triples the cotangent; outer: a custom_jvp over inner whose rule
+  // says 5 t. The outer rule decides grad; inner's bwd decides where only inner is called.
+  auto inner = custom_vjp([](const Array& x) { return jnp::sin(x); }, "inner");
+  inner.defvjp([](const Array& x) { return std::pair{jnp::sin(x), x}; },
+               [](const Array& x, const Array& g) { return 3.0 * jnp::cos(x) * g; });
+  auto outer = custom_jvp([&](const Array& x) { return inner(x) * 2.0; }, "outer");
+  outer.defjvp([&](const std::tuple<Array>& p, const std::tuple<Array>& t) {
+    return std::pair{inner(std::get<0>(p)) * 2.0, 5.0 * std::get<0>(t)};
+  });
+  const Array g_outer = grad([&](const Array& a) { return jnp::sum(outer(a)); })(xs);
+  const Array g_inner = grad([&](const Array& a) { return jnp::sum(inner(a)); })(xs);
+  for (int64_t i = 0; i < 3; ++i) {
+    CHECK(g_outer[i].item() == 5.0);
+    CHECK(g_inner[i].item() == Approx(3.0 * std::cos(xs[i].item())));
+  }
+  // In both branches of a cond, under jit: the branch taken decides.
+  auto branchy = [&](const Array& p, const Array& a) {
+    return jnp::sum(cond(
+        p > 0.0, [&](const Array& x) { return outer(x); }, [&](const Array& x) { return inner(x); },
+        a));
+  };
+  const Array on = jit(grad(branchy, argnums<1>))(Array(1.0f), xs);
+  const Array off = jit(grad(branchy, argnums<1>))(Array(-1.0f), xs);
+  for (int64_t i = 0; i < 3; ++i) {
+    CHECK(on[i].item() == Approx(5.0));
+    CHECK(off[i].item() == Approx(3.0 * std::cos(xs[i].item())));
+  }
+  // A custom_vjp whose fwd calls a custom_jvp function: grad runs the bwd, not the inner rule.
+  auto wrapper = custom_vjp([&](const Array& x) { return outer(x); }, "wrapper");
+  wrapper.defvjp([&](const Array& x) { return std::pair{outer(x), x}; },
+                 [](const Array&, const Array& g) { return 7.0 * g; });
+  const Array gw = grad([&](const Array& a) { return jnp::sum(wrapper(a)); })(xs);
+  for (int64_t i = 0; i < 3; ++i) CHECK(gw[i].item() == 7.0);
+}
+
 }  // namespace custom_options_test
 }  // namespace cjax
