@@ -23,6 +23,7 @@
 #include "cjax/operators.h"
 #include "cjax/promotion.h"
 #include "cjax/pytree.h"
+#include "cjax/random.h"
 #include "cjax/residual_report.h"
 #include "cjax/trace.h"
 #include "cjax/vmap.h"

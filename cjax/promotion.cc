@@ -102,6 +102,7 @@ int strong_node(DType t) {
       return f32;
     case DType::f64:
       return f64;
+    case DType::key_fry:
     case DType::opaque:
       break;
   }

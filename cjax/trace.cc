@@ -66,7 +66,8 @@ Atom Frame::to_atom(const Array& x) {
     }
     case ArrayImpl::Kind::concrete:
       if (impl.deleted) (void)x.buffer();  // throws: a donated Array has no value
-      if (impl.aval.rank() == 0) return literal_of(x);
+      // Numeric scalars are literals, as in JAX; a key is not a number (a constvar).
+      if (impl.aval.rank() == 0 && impl.aval.dtype != DType::key_fry) return literal_of(x);
       return add_const(&impl, x);
     case ArrayImpl::Kind::abstract:
       throw Error(fmt::format(

@@ -12,7 +12,7 @@ struct DTypeInfo {
   size_t itemsize;
 };
 
-constexpr std::array<DTypeInfo, 14> kInfos = {{
+constexpr std::array<DTypeInfo, 15> kInfos = {{
     {DType::bool_, "bool", "bool", 1},
     {DType::i8, "i8", "int8", 1},
     {DType::i16, "i16", "int16", 2},
@@ -26,6 +26,7 @@ constexpr std::array<DTypeInfo, 14> kInfos = {{
     {DType::bf16, "bf16", "bfloat16", 2},
     {DType::f32, "f32", "float32", 4},
     {DType::f64, "f64", "float64", 8},
+    {DType::key_fry, "key<fry>", "key<fry>", 8},
     {DType::opaque, "opaque", "opaque", 0},
 }};
 

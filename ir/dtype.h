@@ -24,6 +24,9 @@ enum class DType : uint8_t {
   bf16,
   f32,
   f64,
+  // JAX's threefry PRNG key (`key<fry>`): each element is a key, stored as its two u32 words.
+  // Only the random_* primitives compute with it (jax.random.key).
+  key_fry,
   // A dtype the IR keeps only as text (e.g. `key<fry>` in a parsed jaxpr). Its name lives in
   // ShapedArray::annotations; no pass or kernel accepts it.
   opaque,

@@ -64,6 +64,7 @@ decltype(auto) dispatch(DType t, std::string_view op, F&& f) {
     CJAX_DISPATCH_CASE(bf16, BFloat16)
     CJAX_DISPATCH_CASE(f32, float)
     CJAX_DISPATCH_CASE(f64, double)
+    case DType::key_fry:
     case DType::opaque:
       break;
   }

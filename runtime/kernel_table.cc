@@ -30,6 +30,7 @@ class Table final : public KernelRegistry {
     register_dot_kernels(*this);
     register_identity_kernels(*this);
     register_control_flow_kernels(*this);
+    register_random_kernels(*this);
   }
 
   void add(std::string_view name, Kernel k, OutputMode mode) override {

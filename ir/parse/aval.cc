@@ -46,7 +46,9 @@ ShapedArray JaxprParser::parse_aval() {
   }
   auto ann = std::make_shared<AvalAnnotations>();
   ShapedArray aval;
-  if (auto d = dtype_from_short_name(dt.text)) {
+  if (dt.text == "key" && angle == "<fry>") {
+    aval.dtype = DType::key_fry;
+  } else if (auto d = dtype_from_short_name(dt.text)) {
     aval.dtype = *d;
     if (!angle.empty()) ann->dtype_text = std::string(dt.text) + angle;
   } else if ((dt.text == "key" && !angle.empty()) ||

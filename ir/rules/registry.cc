@@ -48,6 +48,7 @@ const PrimitiveTable& table() {
     register_calls(t);
     register_control_flow(t);
     register_collectives(t);
+    register_random(t);
     return t;
   }();
   return t;

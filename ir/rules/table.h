@@ -37,5 +37,6 @@ void register_dot(PrimitiveTable& table);           // dot.cc: dot_general
 void register_calls(PrimitiveTable& table);         // calls.cc: jit, remat2, custom_*, device_put
 void register_control_flow(PrimitiveTable& table);  // control_flow.cc: cond, while, scan
 void register_collectives(PrimitiveTable& table);   // collectives.cc: psum, axis_index, ...
+void register_random(PrimitiveTable& table);        // random.cc: random_*, threefry2x32
 
 }  // namespace cjax

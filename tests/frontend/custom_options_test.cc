@@ -166,8 +166,11 @@ TEST_CASE("custom rules nest: a custom_vjp inside a custom_jvp, both inside cond
   // inner: sin with a bwd that triples the cotangent; outer: a custom_jvp over inner whose rule
   // says 5 t. The outer rule decides grad; inner's bwd decides where only inner is called.
   auto inner = custom_vjp([](const Array& x) { return jnp::sin(x); }, "inner");
-  inner.defvjp([](const Array& x) { return std::pair{jnp::sin(x), x}; },
-               [](const Array& x, const Array& g) { return 3.0 * jnp::cos(x) * g; });
+  inner.defvjp(
+      [](const Array& x) {
+        return std::pair{jnp::sin(x), x};
+      },
+      [](const Array& x, const Array& g) { return 3.0 * jnp::cos(x) * g; });
   auto outer = custom_jvp([&](const Array& x) { return inner(x) * 2.0; }, "outer");
   outer.defjvp([&](const std::tuple<Array>& p, const std::tuple<Array>& t) {
     return std::pair{inner(std::get<0>(p)) * 2.0, 5.0 * std::get<0>(t)};
@@ -192,8 +195,11 @@ TEST_CASE("custom rules nest: a custom_vjp inside a custom_jvp, both inside cond
   }
   // A custom_vjp whose fwd calls a custom_jvp function: grad runs the bwd, not the inner rule.
   auto wrapper = custom_vjp([&](const Array& x) { return outer(x); }, "wrapper");
-  wrapper.defvjp([&](const Array& x) { return std::pair{outer(x), x}; },
-                 [](const Array&, const Array& g) { return 7.0 * g; });
+  wrapper.defvjp(
+      [&](const Array& x) {
+        return std::pair{outer(x), x};
+      },
+      [](const Array&, const Array& g) { return 7.0 * g; });
   const Array gw = grad([&](const Array& a) { return jnp::sum(wrapper(a)); })(xs);
   for (int64_t i = 0; i < 3; ++i) CHECK(gw[i].item() == 7.0);
 }

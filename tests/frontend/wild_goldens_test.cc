@@ -89,7 +89,10 @@ TEST_CASE("wild 25: a custom_jvp function") {
 TEST_CASE("wild 26: a custom_vjp function") {
   REQUIRE_WILD(expected, "26_custom_vjp_call.jaxpr");
   auto f = custom_vjp([](const Array& x) { return x + 1.; }, "f");
-  f.defvjp([](const Array& x) { return std::pair{x + 1., std::tuple<>{}}; },
-           [](const std::tuple<>&, const Array& g) { return g; }, "f_fwd", "f_bwd");
+  f.defvjp(
+      [](const Array& x) {
+        return std::pair{x + 1., std::tuple<>{}};
+      },
+      [](const std::tuple<>&, const Array& g) { return g; }, "f_fwd", "f_bwd");
   CHECK(to_string(make_jaxpr([&](const Array& x) { return f(x); })(array({1.f}))) == expected);
 }
