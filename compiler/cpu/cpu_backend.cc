@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <map>
@@ -15,6 +16,8 @@
 #include "compiler/cpu/target_cpu.h"
 #include "ir/exact_text.h"
 #include "ir/print/printer.h"
+#include "ir/sub_jaxprs.h"
+#include "runtime/interpreter.h"
 
 namespace cjax {
 
@@ -40,6 +43,33 @@ Jaxpr consts_as_arguments(const Jaxpr& j) {
 }
 
 constexpr size_t kMaxCachedPrograms = 512;
+
+// JAX's threefry keys (key<fry>) are not compiled yet: a program that holds one, anywhere, runs on
+// the interpreter, whose kernels are JAX's bit for bit (cjax/random.h).
+bool holds_keys(const Jaxpr& j) {
+  auto key = [](const Var& v) { return v.aval().dtype == DType::key_fry; };
+  if (std::any_of(j.invars.begin(), j.invars.end(), key) ||
+      std::any_of(j.constvars.begin(), j.constvars.end(), key))
+    return true;
+  for (const Eqn& e : j.eqns) {
+    if (std::any_of(e.outputs.begin(), e.outputs.end(), key)) return true;
+    for (const Jaxpr* s : sub_jaxprs(e))
+      if (holds_keys(*s)) return true;
+  }
+  return false;
+}
+
+class InterpretedProgram final : public PreparedProgram {
+ public:
+  explicit InterpretedProgram(Jaxpr jaxpr) : jaxpr_(std::move(jaxpr)) {}
+  std::vector<runtime::Buffer> run(std::span<const runtime::Buffer> consts,
+                                   std::span<const runtime::Buffer> args) const override {
+    return runtime::eval_jaxpr(jaxpr_, consts, args);
+  }
+
+ private:
+  Jaxpr jaxpr_;
+};
 
 }  // namespace
 
@@ -128,10 +158,19 @@ std::shared_ptr<const lower::Executable> CpuBackend::executable(const Jaxpr& jax
 std::vector<runtime::Buffer> CpuBackend::run(const Jaxpr& jaxpr,
                                              std::span<const runtime::Buffer> consts,
                                              std::span<const runtime::Buffer> args) {
+  if (holds_keys(jaxpr)) return runtime::eval_jaxpr(jaxpr, consts, args);
   return CompiledProgram(executable(jaxpr)).run(consts, args);
 }
 
 std::shared_ptr<const PreparedProgram> CpuBackend::prepare(const Jaxpr& jaxpr) {
+  if (holds_keys(jaxpr)) {
+    if (log_compiles())
+      fmt::print(stderr, "cjax: {} holds PRNG keys: it runs on the interpreter\n",
+                 jaxpr.debug && !jaxpr.debug->function_name.empty()
+                     ? "'" + jaxpr.debug->function_name + "'"
+                     : std::string("a program"));
+    return std::make_shared<InterpretedProgram>(jaxpr);
+  }
   return std::make_shared<CompiledProgram>(executable(jaxpr));
 }
 
