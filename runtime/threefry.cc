@@ -2,7 +2,6 @@
 
 #include <atomic>
 #include <cstdlib>
-#include <cstring>
 #include <string_view>
 #include <vector>
 
@@ -67,10 +66,14 @@ void threefry2x32(uint32_t k0, uint32_t k1, uint32_t& x0, uint32_t& x1) {
 void threefry_2x32(uint32_t k0, uint32_t k1, std::span<const uint32_t> counts,
                    std::span<uint32_t> out) {
   const size_t n = counts.size(), half = (n + 1) / 2;
-  std::vector<uint32_t> x(2 * half, 0);
-  std::memcpy(x.data(), counts.data(), n * sizeof(uint32_t));
-  for (size_t i = 0; i < half; ++i) threefry2x32(k0, k1, x[i], x[half + i]);
-  std::memcpy(out.data(), x.data(), n * sizeof(uint32_t));
+  if (n == 0) return;
+  // Word i pairs with word half + i (a missing last word is 0).
+  for (size_t i = 0; i < half; ++i) {
+    uint32_t a = counts[i], b = half + i < n ? counts[half + i] : 0u;
+    threefry2x32(k0, k1, a, b);
+    out[i] = a;
+    if (half + i < n) out[half + i] = b;
+  }
 }
 
 void threefry_seed(int64_t seed, bool wide, uint32_t key[2]) {
@@ -103,6 +106,7 @@ void threefry_fold_in(const uint32_t key[2], uint32_t data, uint32_t out[2]) {
 }
 
 void threefry_random_bits(const uint32_t key[2], int bit_width, int64_t n, void* out) {
+  if (n <= 0) return;
   if (threefry_partitionable()) {
     for (int64_t i = 0; i < n; ++i) {
       uint32_t b1, b2;
@@ -146,7 +150,7 @@ void threefry_random_bits(const uint32_t key[2], int bit_width, int64_t n, void*
       break;
     }
     case 32:
-      std::memcpy(out, bits.data(), size_t(n) * sizeof(uint32_t));
+      for (int64_t i = 0; i < n; ++i) store<uint32_t>(out, i, bits[size_t(i)]);
       break;
     default:  // 64: the first half's words are the high words, the second half's the low ones
       for (int64_t i = 0; i < n; ++i)

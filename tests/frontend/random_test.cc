@@ -118,6 +118,8 @@ TEST_CASE("keys, split, fold_in and bits are JAX's, bit for bit, in both threefr
     CHECK(words(random::bits(k42, {2, 5})) == jax_words(m, "bits(key(42), (2,5))"));
     CHECK(words(random::bits(k0, {4}, DType::u8)) == jax_words(m, "bits(key(0), (4,), uint8)"));
     CHECK(words(random::bits(k0, {4}, DType::u16)) == jax_words(m, "bits(key(0), (4,), uint16)"));
+    CHECK(random::bits(k0, {0}).size() == 0);
+    CHECK(random::split(k0, 0).size() == 0);
   }
 }
 
