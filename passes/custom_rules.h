@@ -51,10 +51,14 @@ class CustomVjpBwd : public ParamObject {
 
 // A custom call's rule param (`jvp`, `fwd`, `bwd`), or null when it was read from text.
 template <class Rule>
-const Rule* custom_rule(const Eqn& eqn, const char* key) {
+std::shared_ptr<const Rule> custom_rule_ptr(const Eqn& eqn, const char* key) {
   const ParamValue* v = eqn.params.find(key);
   if (!v || !v->is<ObjectRef>()) return nullptr;
-  return dynamic_cast<const Rule*>(v->as<ObjectRef>().get());
+  return std::dynamic_pointer_cast<const Rule>(v->as<ObjectRef>());
+}
+template <class Rule>
+const Rule* custom_rule(const Eqn& eqn, const char* key) {
+  return custom_rule_ptr<Rule>(eqn, key).get();  // the eqn keeps the rule alive
 }
 
 // The number of captured values among a custom call's leading operands.

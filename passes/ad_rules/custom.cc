@@ -43,12 +43,6 @@ Split split_consts(const Eqn& eqn, std::span<const Atom> primals,
   return {{primals.begin() + nc, primals.end()}, {tangents.begin() + nc, tangents.end()}};
 }
 
-std::vector<ShapedArray> avals_of_atoms(std::span<const Atom> xs) {
-  std::vector<ShapedArray> out;
-  for (const Atom& x : xs) out.push_back(x.aval());
-  return out;
-}
-
 JvpFullResult custom_jvp_call_jvp(JaxprBuilder& b, const Eqn& eqn, std::span<const Atom> primals,
                                   std::span<const Tangent> tangents) {
   Split s = split_consts(eqn, primals, tangents);
@@ -69,8 +63,8 @@ JvpFullResult custom_jvp_call_jvp(JaxprBuilder& b, const Eqn& eqn, std::span<con
     else if (!symbolic)
       args.push_back(zeros_like_aval(b, s.primals[i].aval()));
   }
-  const Jaxpr jvp = rule->jvp_jaxpr(avals_of_atoms(s.primals),
-                                    std::span<const bool>(zeros.get(), s.primals.size()));
+  const Jaxpr jvp =
+      rule->jvp_jaxpr(avals_of(s.primals), std::span<const bool>(zeros.get(), s.primals.size()));
   const size_t n = eqn.outputs.size();
   if (jvp.outvars.size() != 2 * n)
     throw TypeError(fmt::format("custom_jvp '{}': the jvp rule returns {} values for {} outputs",
@@ -94,8 +88,8 @@ JvpFullResult custom_vjp_call_jvp(JaxprBuilder& b, const Eqn& eqn, std::span<con
                     eqn);
   auto perturbed = std::make_unique<bool[]>(s.primals.size());
   for (size_t i = 0; i < s.primals.size(); ++i) perturbed[i] = s.tangents[i].has_value();
-  const CustomVjpFwd::Traced traced = fwd->fwd_jaxpr(
-      avals_of_atoms(s.primals), std::span<const bool>(perturbed.get(), s.primals.size()));
+  const CustomVjpFwd::Traced traced =
+      fwd->fwd_jaxpr(avals_of(s.primals), std::span<const bool>(perturbed.get(), s.primals.size()));
   const size_t n = eqn.outputs.size();
   if (traced.jaxpr.outvars.size() != n + traced.num_res)
     throw TypeError(fmt::format("custom_vjp '{}': fwd returns {} outputs, the function {}",

@@ -148,19 +148,10 @@ class BatchedFwd final : public CustomVjpFwd {
   BatchAxis axis_;
 };
 
-template <class Rule>
-std::shared_ptr<const Rule> rule_ptr(const Eqn& eqn, const char* key) {
-  const ParamValue* v = eqn.params.find(key);
-  if (!v || !v->is<ObjectRef>()) return nullptr;
-  return std::dynamic_pointer_cast<const Rule>(v->as<ObjectRef>());
-}
-
-// The call with `call_jaxpr` batched to `out_dims` and its rules replaced.
-BatchedOutputs rebind(const BatchRuleArgs& a, std::span<const BatchDim> out_dims,
+// The call over its batched body (batched once, each output keeping the axis it comes out
+// with), its rules replaced.
+BatchedOutputs rebind(const BatchRuleArgs& a, BatchedJaxpr body,
                       std::vector<std::pair<std::string, ParamValue>> rules) {
-  const Jaxpr& call = *a.eqn.params.get_jaxpr("call_jaxpr");
-  BatchedJaxpr body =
-      batch_jaxpr(call, a.dims, a.axis, std::vector<BatchDim>(out_dims.begin(), out_dims.end()));
   Params p = with_param(a.eqn.params, "call_jaxpr",
                         JaxprRef(std::make_shared<const Jaxpr>(std::move(body.jaxpr))));
   for (auto& [key, value] : rules) p = with_param(p, key, std::move(value));
@@ -168,31 +159,36 @@ BatchedOutputs rebind(const BatchRuleArgs& a, std::span<const BatchDim> out_dims
   return {outs, body.out_dims};
 }
 
+BatchedJaxpr batched_body(const BatchRuleArgs& a) {
+  return batch_jaxpr(*a.eqn.params.get_jaxpr("call_jaxpr"), a.dims, a.axis);
+}
+
+// The primal operands' batch axes (after the captured values).
+std::vector<BatchDim> primal_dims(const BatchRuleArgs& a) {
+  return {a.dims.begin() + ptrdiff_t(custom_num_consts(a.eqn)), a.dims.end()};
+}
+
 // The rules are batched lazily, when a pass traces them: a rule usually calls its own function,
 // whose batching would otherwise batch the rule again, without end. The outputs keep the axes
 // the batched body gives them; a rule whose output is batched where the body's is not is refused
 // then, by batch_jaxpr, naming the output.
 BatchedOutputs custom_jvp_call(const BatchRuleArgs& a) {
-  const size_t nc = custom_num_consts(a.eqn);
-  const std::vector<BatchDim> out_dims =
-      batch_jaxpr(*a.eqn.params.get_jaxpr("call_jaxpr"), a.dims, a.axis).out_dims;
-  auto rule = rule_ptr<CustomJvpRule>(a.eqn, "jvp");
-  if (!rule) return rebind(a, out_dims, {});
-  const std::vector<BatchDim> in_dims(a.dims.begin() + ptrdiff_t(nc), a.dims.end());
-  auto batched = std::make_shared<const BatchedJvpRule>(rule, in_dims, out_dims, a.axis);
-  return rebind(a, out_dims, {{"jvp", ObjectRef(batched)}});
+  BatchedJaxpr body = batched_body(a);
+  auto rule = custom_rule_ptr<CustomJvpRule>(a.eqn, "jvp");
+  if (!rule) return rebind(a, std::move(body), {});
+  auto batched =
+      std::make_shared<const BatchedJvpRule>(rule, primal_dims(a), body.out_dims, a.axis);
+  return rebind(a, std::move(body), {{"jvp", ObjectRef(batched)}});
 }
 
 BatchedOutputs custom_vjp_call(const BatchRuleArgs& a) {
-  const size_t nc = custom_num_consts(a.eqn);
-  const std::vector<BatchDim> out_dims =
-      batch_jaxpr(*a.eqn.params.get_jaxpr("call_jaxpr"), a.dims, a.axis).out_dims;
-  auto fwd = rule_ptr<CustomVjpFwd>(a.eqn, "fwd");
-  auto bwd = rule_ptr<CustomVjpBwd>(a.eqn, "bwd");
-  if (!fwd || !bwd) return rebind(a, out_dims, {});
-  const std::vector<BatchDim> in_dims(a.dims.begin() + ptrdiff_t(nc), a.dims.end());
-  auto batched = std::make_shared<const BatchedFwd>(fwd, bwd, in_dims, out_dims, a.axis);
-  return rebind(a, out_dims, {{"fwd", ObjectRef(batched)}});
+  BatchedJaxpr body = batched_body(a);
+  auto fwd = custom_rule_ptr<CustomVjpFwd>(a.eqn, "fwd");
+  auto bwd = custom_rule_ptr<CustomVjpBwd>(a.eqn, "bwd");
+  if (!fwd || !bwd) return rebind(a, std::move(body), {});
+  auto batched =
+      std::make_shared<const BatchedFwd>(fwd, bwd, primal_dims(a), body.out_dims, a.axis);
+  return rebind(a, std::move(body), {{"fwd", ObjectRef(batched)}});
 }
 
 }  // namespace
