@@ -44,21 +44,6 @@ Jaxpr consts_as_arguments(const Jaxpr& j) {
 
 constexpr size_t kMaxCachedPrograms = 512;
 
-// JAX's threefry keys (key<fry>) are not compiled yet: a program that holds one, anywhere, runs on
-// the interpreter, whose kernels are JAX's bit for bit (cjax/random.h).
-bool holds_keys(const Jaxpr& j) {
-  auto key = [](const Var& v) { return v.aval().dtype == DType::key_fry; };
-  if (std::any_of(j.invars.begin(), j.invars.end(), key) ||
-      std::any_of(j.constvars.begin(), j.constvars.end(), key))
-    return true;
-  for (const Eqn& e : j.eqns) {
-    if (std::any_of(e.outputs.begin(), e.outputs.end(), key)) return true;
-    for (const Jaxpr* s : sub_jaxprs(e))
-      if (holds_keys(*s)) return true;
-  }
-  return false;
-}
-
 class InterpretedProgram final : public PreparedProgram {
  public:
   explicit InterpretedProgram(Jaxpr jaxpr) : jaxpr_(std::move(jaxpr)) {}
@@ -158,12 +143,12 @@ std::shared_ptr<const lower::Executable> CpuBackend::executable(const Jaxpr& jax
 std::vector<runtime::Buffer> CpuBackend::run(const Jaxpr& jaxpr,
                                              std::span<const runtime::Buffer> consts,
                                              std::span<const runtime::Buffer> args) {
-  if (holds_keys(jaxpr)) return runtime::eval_jaxpr(jaxpr, consts, args);
+  if (lower::holds_prng_keys(jaxpr)) return runtime::eval_jaxpr(jaxpr, consts, args);
   return CompiledProgram(executable(jaxpr)).run(consts, args);
 }
 
 std::shared_ptr<const PreparedProgram> CpuBackend::prepare(const Jaxpr& jaxpr) {
-  if (holds_keys(jaxpr)) {
+  if (lower::holds_prng_keys(jaxpr)) {
     if (log_compiles())
       fmt::print(stderr, "cjax: {} holds PRNG keys: it runs on the interpreter\n",
                  jaxpr.debug && !jaxpr.debug->function_name.empty()
@@ -177,6 +162,19 @@ std::shared_ptr<const PreparedProgram> CpuBackend::prepare(const Jaxpr& jaxpr) {
 size_t CpuBackend::compiled_programs() const {
   std::lock_guard lock(cache_->mu);
   return cache_->programs.size();
+}
+
+bool lower::holds_prng_keys(const Jaxpr& j) {
+  auto key = [](const Var& v) { return v.aval().dtype == DType::key_fry; };
+  if (std::any_of(j.invars.begin(), j.invars.end(), key) ||
+      std::any_of(j.constvars.begin(), j.constvars.end(), key))
+    return true;
+  for (const Eqn& e : j.eqns) {
+    if (std::any_of(e.outputs.begin(), e.outputs.end(), key)) return true;
+    for (const Jaxpr* s : sub_jaxprs(e))
+      if (holds_prng_keys(*s)) return true;
+  }
+  return false;
 }
 
 std::shared_ptr<Backend> install_cpu_backend() {

@@ -192,3 +192,25 @@ TEST_CASE("CJAX_MAX_PARALLEL_LOOPS takes a count, anything else is a usage error
   CHECK(r.code == 2);
   CHECK(r.err.find("CJAX_MAX_PARALLEL_LOOPS=many: not a count of loops") != std::string::npos);
 }
+
+TEST_CASE("run on a program with PRNG keys gives JAX's keys, in both threefry modes") {
+  // JAX's jaxpr of random.split(PRNGKey(0)); keys are not compiled, so it runs on the
+  // interpreter whatever --backend says. 0x6b200159 = 1797259609, 0xf71f4ea9 = 4146024105.
+  const std::string path = std::string(CJAX_BINARY_DIR) + "/split_raw_key.jaxpr";
+  std::ofstream(path) << "{ lambda ; a:u32[2]. let\n"
+                         "    b:key<fry>[] = random_wrap[impl=fry] a\n"
+                         "    c:key<fry>[2] = random_split[shape=(2,)] b\n"
+                         "    d:u32[2,2] = random_unwrap c\n"
+                         "  in (d,) }\n";
+  for (const char* backend : {"cpu", "interpreter"}) {
+    auto r = run_cli("run " + path + " --inputs 0 --backend " + backend);
+    CHECK(r.code == 0);
+    CHECK(r.out.find("1797259609") != std::string::npos);
+  }
+  setenv("JAX_THREEFRY_PARTITIONABLE", "0", 1);  // the child reads JAX's variable
+  auto classic = run_cli("run " + path + " --inputs 0");
+  unsetenv("JAX_THREEFRY_PARTITIONABLE");
+  CHECK(classic.code == 0);
+  CHECK(classic.out.find("4146024105") != std::string::npos);
+  std::remove(path.c_str());
+}
