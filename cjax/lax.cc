@@ -215,6 +215,14 @@ Array atan2(const Array& x, const Array& y, SourceInfo src) {
   TraceEmitter e(src);
   return lax_ops::atan2(e, x, y);
 }
+Array nextafter(const Array& x, const Array& y, SourceInfo src) {
+  TraceEmitter e(src);
+  return lax_ops::nextafter(e, x, y);
+}
+Array clamp(const Array& min, const Array& x, const Array& max, SourceInfo src) {
+  TraceEmitter e(src);
+  return lax_ops::clamp(e, min, x, max);
+}
 Array bitwise_and(const Array& x, const Array& y, SourceInfo src) {
   TraceEmitter e(src);
   return lax_ops::bitwise_and(e, x, y);
@@ -435,6 +443,12 @@ Array argmax(const Array& x, int64_t axis, DType index_dtype, SourceInfo src) {
 Array argmin(const Array& x, int64_t axis, DType index_dtype, SourceInfo src) {
   TraceEmitter e(src);
   return lax_ops::argmin(e, x, axis, index_dtype);
+}
+
+Array cumsum(const Array& x, int64_t axis, bool reverse, SourceInfo src) {
+  axis = canonicalize_axis(axis, x.ndim(), "cumsum", src);
+  TraceEmitter e(src);
+  return lax_ops::cumsum(e, x, axis, reverse);
 }
 
 std::vector<Array> sort(const std::vector<Array>& operands, int64_t dimension, bool is_stable,

@@ -70,6 +70,11 @@ Array pow(const Array& x, const Array& y, SourceInfo src = std::source_location:
 Array max(const Array& x, const Array& y, SourceInfo src = std::source_location::current());
 Array min(const Array& x, const Array& y, SourceInfo src = std::source_location::current());
 Array atan2(const Array& x, const Array& y, SourceInfo src = std::source_location::current());
+// The next float after x in the direction of y (C's nextafter), elementwise.
+Array nextafter(const Array& x, const Array& y, SourceInfo src = std::source_location::current());
+// lax.clamp(min, x, max): x limited to [min, max]; min and max are scalars or of x's shape.
+Array clamp(const Array& min, const Array& x, const Array& max,
+            SourceInfo src = std::source_location::current());
 Array bitwise_and(const Array& x, const Array& y, SourceInfo src = std::source_location::current());
 Array bitwise_or(const Array& x, const Array& y, SourceInfo src = std::source_location::current());
 Array bitwise_xor(const Array& x, const Array& y, SourceInfo src = std::source_location::current());
@@ -156,6 +161,10 @@ Array reduce_prod(const Array& x, const std::vector<int64_t>& axes,
 Array argmax(const Array& x, int64_t axis, DType index_dtype,
              SourceInfo src = std::source_location::current());
 Array argmin(const Array& x, int64_t axis, DType index_dtype,
+             SourceInfo src = std::source_location::current());
+
+// lax.cumsum: running sums along `axis` (from the end when `reverse`).
+Array cumsum(const Array& x, int64_t axis = 0, bool reverse = false,
              SourceInfo src = std::source_location::current());
 
 // JAX's lax.sort: the operands (of one shape) sorted together along `dimension`, ordered by the

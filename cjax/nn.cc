@@ -1,5 +1,7 @@
 #include "cjax/nn.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <vector>
 
@@ -7,6 +9,8 @@
 #include "cjax/lax.h"
 #include "cjax/numpy.h"
 #include "cjax/numpy_util.h"
+#include "cjax/random.h"
+#include "ir/errors.h"
 
 namespace cjax::nn {
 
@@ -208,6 +212,20 @@ Array gelu(const Array& x, bool approximate, SourceInfo src) {
   Array scaled = np::multiply(np::negative(xa, src), sqrt_half, src);
   Array erfc = lax::erfc(scaled, src);
   return np::copy(np::multiply(half_x, erfc, src), src);
+}
+
+Array dropout(const Array& key, double rate, const Array& x, SourceInfo src) {
+  if (!(rate >= 0.0 && rate <= 1.0))
+    throw TypeError(
+        fmt::format("dropout: rate must be in [0, 1], got {} ({})", rate, src.summarize()));
+  if (!is_floating(x.dtype()))
+    throw TypeError(fmt::format("dropout: x must be floating point, got {} ({})",
+                                x.aval().str_short(), src.summarize()));
+  if (rate == 0.0) return x;
+  if (rate == 1.0) return numpy::zeros_like(x, std::nullopt, src);
+  const double keep = 1.0 - rate;
+  const Array mask = random::bernoulli(key, keep, x.shape(), src);
+  return numpy::where(mask, numpy::divide(x, keep, src), 0.0, src);
 }
 
 }  // namespace cjax::nn

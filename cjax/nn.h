@@ -38,6 +38,12 @@ Array log_softmax(const Array& x, int64_t axis = -1,
 // log(sum(exp(x))) over every element, stabilised by the (finite) max, as
 // jax.nn.logsumexp(x) (jax.scipy.special.logsumexp with axis=None).
 Array logsumexp(const Array& x, SourceInfo src = std::source_location::current());
+
+// Inverted dropout: each element of x kept with probability 1 - rate (random::bernoulli on
+// `key`) and scaled by 1 / (1 - rate), the others zero; x itself for rate 0, zeros for rate 1.
+// Under checkpoint, the mask is recomputed from the key in the backward pass, never saved.
+Array dropout(const Array& key, double rate, const Array& x,
+              SourceInfo src = std::source_location::current());
 }  // namespace cjax::nn
 
 namespace cjax::numpy {

@@ -9,6 +9,7 @@
 #include "cjax/bind.h"
 #include "cjax/lax.h"
 #include "cjax/numpy_util.h"
+#include "cjax/random_internal.h"
 #include "ir/errors.h"
 #include "runtime/threefry.h"
 
@@ -19,12 +20,10 @@ Params fry() {
   return Params{{"impl", std::string("fry")}};
 }
 
-// JAX's _check_prng_key: a typed key as it is, a raw u32[..., 2] one wrapped (the result is then
-// unwrapped again).
-struct CheckedKey {
-  Array key;
-  bool raw = false;
-};
+}  // namespace
+
+namespace detail {
+
 CheckedKey check_key(const char* fn, const Array& k, const SourceInfo& src) {
   if (k.dtype() == DType::key_fry) return {k, false};
   if (k.dtype() == DType::u32 && k.ndim() >= 1 && k.shape().back() == 2)
@@ -68,11 +67,7 @@ Array broadcast_to_rank(const Array& x, size_t rank, const SourceInfo& src) {
   return lax::broadcast_in_dim(x, shape, dims, src);
 }
 
-struct FloatBits {
-  int nbits, nmant;
-  DType uint;
-};
-FloatBits float_bits(DType t, const SourceInfo& src) {
+FloatBits float_bits(DType t, const SourceInfo& src, const char* fn) {
   switch (t) {
     case DType::f16:
       return {16, 10, DType::u16};
@@ -83,7 +78,7 @@ FloatBits float_bits(DType t, const SourceInfo& src) {
     case DType::f64:
       return {64, 52, DType::u64};
     default:
-      throw TypeError(fmt::format("uniform only accepts floating point dtypes, got {} ({})",
+      throw TypeError(fmt::format("{} only accepts floating point dtypes, got {} ({})", fn,
                                   long_name(t), src.summarize()));
   }
 }
@@ -121,7 +116,24 @@ Array jitted(const char* name, const std::function<Array(std::span<const Array>)
   return numpy::detail::call_jitted(name, impl, args, src).at(0);
 }
 
-}  // namespace
+Array single_key(const char* fn, const Array& k, const SourceInfo& src) {
+  const CheckedKey checked = check_key(fn, k, src);
+  expect_single_key(fn, checked.key, src);
+  return checked.key;
+}
+
+std::pair<Array, Array> split2(const Array& key, const SourceInfo& src) {
+  const Array keys =
+      cjax::bind1("random_split", {key}, Params{{"shape", ParamValue::ints({2})}}, src);
+  auto take = [&](int64_t i) {
+    return lax::squeeze(lax::slice(keys, {i}, {i + 1}, std::nullopt, src), {0}, src);
+  };
+  return {take(0), take(1)};
+}
+
+}  // namespace detail
+
+using namespace detail;
 
 bool threefry_partitionable() {
   return runtime::threefry_partitionable();

@@ -15,6 +15,7 @@ const std::vector<Example>& all() {
     register_control_flow_examples(out);
     register_vmap_examples(out);
     register_custom_examples(out);
+    register_random_examples(out);
     return out;
   }();
   return examples;

@@ -33,5 +33,6 @@ void register_checkpoint_examples(std::vector<Example>& out);
 void register_control_flow_examples(std::vector<Example>& out);
 void register_vmap_examples(std::vector<Example>& out);
 void register_custom_examples(std::vector<Example>& out);
+void register_random_examples(std::vector<Example>& out);
 
 }  // namespace cjax::examples

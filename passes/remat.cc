@@ -60,6 +60,43 @@ Params device_put_params(const std::string& memory_kind, size_t n) {
   return {{"devices", devices}, {"srcs", srcs}, {"copy_semantics", semantics}};
 }
 
+// Values computed from PRNG keys alone (keys, the random bits and masks drawn from them, and
+// what those compute with literals and integer scalars such as a step number). Inside a
+// checkpoint they are recomputed in the backward pass whatever the policy says: a few integer
+// ops per element cost less than keeping a mask alive between the passes (JAX saves dropout
+// masks under everything_saveable; jax#17982).
+class KeyDerived {
+ public:
+  explicit KeyDerived(const Jaxpr& jaxpr) {
+    for (const Var& v : jaxpr.invars)
+      if (v.aval().dtype == DType::key_fry) vars_.insert(v);
+    for (const Var& v : jaxpr.constvars)
+      if (v.aval().dtype == DType::key_fry) vars_.insert(v);
+  }
+  // Whether the eqn's outputs are computed from keys: it makes keys from words, or it reads a
+  // key-derived value and otherwise only literals and integer scalars. Records its outputs.
+  bool take(const Eqn& eqn) {
+    const std::string& name = eqn.prim->name;
+    bool reads_keys = name == "random_seed" || name == "random_wrap";
+    for (const Atom& a : eqn.inputs) {
+      if (a.is_literal()) continue;
+      if (vars_.count(a.var())) {
+        reads_keys = true;
+        continue;
+      }
+      const ShapedArray& aval = a.var().aval();
+      const bool integer_scalar = aval.rank() == 0 && is_integer(aval.dtype);
+      if (!integer_scalar && name != "random_wrap" && name != "random_seed") return false;
+    }
+    if (!reads_keys || eqn.outputs.empty()) return false;
+    for (const Var& o : eqn.outputs) vars_.insert(o);
+    return true;
+  }
+
+ private:
+  std::unordered_set<Var, VarHash> vars_;
+};
+
 }  // namespace
 
 CustomRuleResult call_partial_eval_custom(const Eqn& eqn, const std::vector<bool>& unks_in,
@@ -113,6 +150,7 @@ CustomPartialEval partial_eval_jaxpr_custom(const Jaxpr& jaxpr, const std::vecto
   for (size_t i = 0; i < jaxpr.invars.size(); ++i)
     write(jaxpr.invars[i], {in_unknown[i], in_inst[i]});
   for (const Var& c : jaxpr.constvars) write(c, {false, true});
+  KeyDerived from_keys(jaxpr);
 
   for (size_t k = 0; k < jaxpr.eqns.size(); ++k) {
     const Eqn& eqn = jaxpr.eqns[k];
@@ -123,6 +161,14 @@ CustomPartialEval partial_eval_jaxpr_custom(const Jaxpr& jaxpr, const std::vecto
       unks_in.push_back(f.unknown);
       inst_in.push_back(f.inst);
       any_unknown |= f.unknown;
+    }
+    if (!any_unknown && from_keys.take(eqn)) {
+      // Recomputed from its keys, whatever the policy: known, and copied to the staged side.
+      known_eqns.push_back(eqn);
+      for (size_t i = 0; i < eqn.inputs.size(); ++i) ensure_instantiated(eqn.inputs[i], inst_in[i]);
+      staged_eqns.push_back(eqn);
+      for (const Var& o : eqn.outputs) write(o, {false, true});
+      continue;
     }
     if (const PartialEvalCustomRule& rule = pass_rules(*eqn.prim).partial_eval_custom) {
       CustomRuleResult s = rule(eqn, unks_in, inst_in, policy);

@@ -146,6 +146,7 @@ CJAX_LAX_BINARY(pow, "pow")
 CJAX_LAX_BINARY(max, "max")
 CJAX_LAX_BINARY(min, "min")
 CJAX_LAX_BINARY(atan2, "atan2")
+CJAX_LAX_BINARY(nextafter, "nextafter")
 CJAX_LAX_BINARY(bitwise_and, "and")
 CJAX_LAX_BINARY(bitwise_or, "or")
 CJAX_LAX_BINARY(bitwise_xor, "xor")
@@ -167,6 +168,12 @@ CJAX_LAX_BINARY(add_any, "add_any")
 template <Emitter E>
 value_t<E> mul(E& e, const value_t<E>& x, const value_t<E>& y, ParamValue out_dtype = NoneParam{}) {
   return emit1(e, "mul", {x, y}, {{"out_dtype", std::move(out_dtype)}});
+}
+
+// lax.clamp(min, x, max): min and max scalars or of x's shape.
+template <Emitter E>
+value_t<E> clamp(E& e, const value_t<E>& lo, const value_t<E>& x, const value_t<E>& hi) {
+  return emit1(e, "clamp", {lo, x, hi});
 }
 
 // select_n(which, *cases), and lax.select(pred, on_true, on_false) = select_n(pred, on_false,

@@ -13,60 +13,14 @@
 #include "ir/parse/parser.h"
 #include "runtime/interpreter.h"
 #include "runtime/threefry.h"
+#include "tests/frontend/random_values.h"
 #include "tests/golden/golden.h"
 
 namespace cjax {
 namespace random_test {
 
 namespace jnp = cjax::numpy;
-
-const nlohmann::json& jax_values() {
-  static const nlohmann::json all = [] {
-    std::ifstream in(std::string(CJAX_SOURCE_DIR) + "/tests/golden/jax_0_11_2/random_bits.json");
-    return nlohmann::json::parse(in);
-  }();
-  return all;
-}
-
-// The 32-bit words of an array (u8/u16 values widened, as the oracle wrote them).
-std::vector<uint32_t> words(const Array& a) {
-  const runtime::Buffer& b = a.buffer();
-  std::vector<uint32_t> out;
-  const int64_t n = a.size();
-  switch (a.dtype()) {
-    case DType::u8:
-      for (int64_t i = 0; i < n; ++i) out.push_back(b.as<uint8_t>()[i]);
-      break;
-    case DType::u16:
-      for (int64_t i = 0; i < n; ++i) out.push_back(b.as<uint16_t>()[i]);
-      break;
-    default:
-      out.resize(b.nbytes() / 4);
-      std::memcpy(out.data(), b.data(), b.nbytes());
-  }
-  return out;
-}
-
-std::vector<uint32_t> jax_words(const std::string& mode, const std::string& name) {
-  const nlohmann::json& v = jax_values().at("values").at(mode).at(name);
-  std::vector<uint32_t> out;
-  for (const auto& h : v.at("hex"))
-    out.push_back(uint32_t(std::stoul(h.get<std::string>(), nullptr, 16)));
-  return out;
-}
-
-float as_float(uint32_t w) {
-  float f;
-  std::memcpy(&f, &w, 4);
-  return f;
-}
-
-// Restores the mode a test case changed.
-struct ModeScope {
-  bool saved = random::threefry_partitionable();
-  explicit ModeScope(bool on) { random::set_threefry_partitionable(on); }
-  ~ModeScope() { random::set_threefry_partitionable(saved); }
-};
+using namespace random_values;
 
 TEST_CASE("threefry2x32 matches Random123's known answers") {
   // Random123's kat_vectors for threefry2x32_20 (also what JAX's threefry_2x32 gives).
