@@ -10,6 +10,7 @@
 #include "cjax/axis_env.h"
 #include "cjax/eval_jaxpr.h"
 #include "ir/errors.h"
+#include "runtime/threefry.h"
 
 namespace cjax::detail {
 
@@ -21,6 +22,8 @@ std::string trace_cache_key(const std::vector<FlatTree>& flat, const char* arg_t
   std::string key = arg_types;
   key += '\0';            // type names hold none
   key += axis_env_key();  // the named axes bound (vmap's axis_name), count first
+  // The threefry scheme compiled code draws random bits with (runtime/threefry.h).
+  key += runtime::threefry_partitionable() ? 'p' : 'c';
   for (const FlatTree& t : flat) {
     const auto length = static_cast<uint32_t>(t.structure.size());
     key.append(reinterpret_cast<const char*>(&length), sizeof length);

@@ -92,8 +92,8 @@ Array top_k_indices(const Array& x, int64_t k, const SourceInfo& src) {
 // JAX's _shuffle rounds: how many sorts by fresh 32-bit keys make collisions negligible.
 int shuffle_rounds(int64_t size) {
   const double exponent = 3.0, uint32max = 4294967295.0;
-  return int(std::ceil(exponent * std::log(double(std::max<int64_t>(1, size))) /
-                       std::log(uint32max)));
+  return int(
+      std::ceil(exponent * std::log(double(std::max<int64_t>(1, size))) / std::log(uint32max)));
 }
 
 // JAX's _shuffle (jitted, axis static): x sorted along `axis` by fresh random keys, once per
@@ -161,10 +161,9 @@ Array truncated_normal(const Array& key, const Array& lower, const Array& upper,
     const Array out = np::multiply(sqrt2, lax::erf_inv(u, src), src);
     // Clamped to the open interval (lower, upper): rounding may reach a bound.
     const double inf = std::numeric_limits<double>::infinity();
-    return np::clip(out,
-                    lax::nextafter(lax::stop_gradient(lo, src), constant(inf, dtype, src), src),
-                    lax::nextafter(lax::stop_gradient(hi, src), constant(-inf, dtype, src), src),
-                    src);
+    return np::clip(
+        out, lax::nextafter(lax::stop_gradient(lo, src), constant(inf, dtype, src), src),
+        lax::nextafter(lax::stop_gradient(hi, src), constant(-inf, dtype, src), src), src);
   };
   return jitted("_truncated_normal", body, {k, lower, upper}, src);
 }
@@ -200,8 +199,8 @@ Array randint(const Array& key, const Shape& shape, const Array& minval, const A
     const Array lower = random_bits(k2, nbits, shape, src);
     const DType unsigned_dtype = unsigned_of(nbits);
     Array span = lax::convert_element_type(np::subtract(mx, mn, src), unsigned_dtype, false, src);
-    span = lax::select(np::less_equal(mx, mn, src), lax::full_like(span, 1, std::nullopt, std::nullopt, src),
-                       span, src);
+    span = lax::select(np::less_equal(mx, mn, src),
+                       lax::full_like(span, 1, std::nullopt, std::nullopt, src), span, src);
     span = lax::select(np::logical_and(max_out_of_range, np::greater(mx, mn, src), src),
                        lax::add(span, constant(1, unsigned_dtype, src), src), span, src);
     // (2^nbits mod span) as ((2^(nbits/2) mod span)^2 mod span), which cannot overflow.
@@ -220,8 +219,8 @@ Array randint(const Array& key, const Shape& shape, const Array& minval, const A
 Array gumbel(const Array& key, const Shape& shape, DType dtype, SourceInfo src) {
   const Array k = single_key("gumbel", key, src);
   if (!is_floating(dtype))
-    fail(src, fmt::format("dtype argument to `gumbel` must be a float dtype, got {}",
-                          long_name(dtype)));
+    fail(src,
+         fmt::format("dtype argument to `gumbel` must be a float dtype, got {}", long_name(dtype)));
   const double tiny = dtype == DType::f64   ? std::numeric_limits<double>::min()
                       : dtype == DType::f32 ? double(std::numeric_limits<float>::min())
                       : dtype == DType::f16 ? std::ldexp(1.0, -14)
@@ -252,7 +251,8 @@ Array categorical(const Array& key, const Array& logits, int64_t axis, std::opti
     std::vector<int64_t> lead(prefix.size());
     std::iota(lead.begin(), lead.end(), 0);
     const Array g = gumbel(k, gshape, logits.dtype(), src);
-    const Array scores = np::add(g, lead.empty() ? logits : lax::expand_dims(logits, lead, src), src);
+    const Array scores =
+        np::add(g, lead.empty() ? logits : lax::expand_dims(logits, lead, src), src);
     return np::argmax(scores, ax - nd, false, src);
   }
   // Without replacement: the Gumbel top-k trick, the prefix's size of draws per distribution.
@@ -339,8 +339,8 @@ Array choice(const Array& key, const Array& a, const Shape& shape, bool replace,
       if (a.ndim() != 0) needs_gather();
       return choice_result(randint(k, shape, 0, n_inputs, DType::i32, src), a, shape, axis, src);
     }
-    const Array perm = a.ndim() == 0 ? permutation(k, n_inputs, src)
-                                     : permutation(k, a, axis, false, src);
+    const Array perm =
+        a.ndim() == 0 ? permutation(k, n_inputs, src) : permutation(k, a, axis, false, src);
     std::vector<int64_t> start(size_t(perm.ndim()), 0),
         limit(perm.shape().begin(), perm.shape().end());
     limit[size_t(a.ndim() == 0 ? 0 : axis)] = n_draws;
@@ -355,7 +355,8 @@ Array choice(const Array& key, const Array& a, const Shape& shape, bool replace,
   if (replace) {
     // Inverse-CDF sampling: the first cumulative probability above a uniform (searchsorted).
     const Array cdf = lax::cumsum(probs, 0, false, src);
-    const Array total = lax::squeeze(lax::slice(cdf, {n_inputs - 1}, {n_inputs}, std::nullopt, src), {0}, src);
+    const Array total =
+        lax::squeeze(lax::slice(cdf, {n_inputs - 1}, {n_inputs}, std::nullopt, src), {0}, src);
     const Array r = np::multiply(
         total, np::subtract(1.0, uniform(k, shape, probs.dtype(), 0.0, 1.0, src), src), src);
     Shape grid = shape;
@@ -364,8 +365,8 @@ Array choice(const Array& key, const Array& a, const Shape& shape, bool replace,
     std::iota(lead.begin(), lead.end(), 0);
     const Array below = lax::lt(lax::broadcast_in_dim(cdf, grid, last, src),
                                 lax::broadcast_in_dim(r, grid, lead, src), src);
-    const Array ind = lax::reduce_sum(lax::convert_element_type(below, DType::i32, false, src),
-                                      last, src);
+    const Array ind =
+        lax::reduce_sum(lax::convert_element_type(below, DType::i32, false, src), last, src);
     return choice_result(ind, a, shape, axis, src);
   }
   const Array g = np::add(gumbel(k, {n_inputs}, probs.dtype(), src), np::log(probs, src), src);

@@ -27,22 +27,22 @@ Array dropout_loss(const Array& x, const Array& W1, const Array& W2, const Array
 }  // namespace
 
 void register_random_examples(std::vector<Example>& out) {
-  out.push_back(
-      {"random/dropout_mlp",
-       "block/mlp with dropout(0.1) after the GELU, the block in checkpoint: the mask is "
-       "recomputed from the key, never saved",
-       [] {
-         ShapeDtype x{DType::f32, {64, 512}}, w1{DType::f32, {512, 8192}},
-             w2{DType::f32, {8192, 512}}, t{DType::f32, {64, 512}}, key{DType::key_fry, {}};
-         return cjax::make_jaxpr(dropout_loss, {"x", "W1", "W2", "targets", "key"}, "loss")(
-             x, w1, w2, t, key);
-       },
-       [] {
-         std::vector<runtime::Buffer> in = mlp_block_inputs();
-         // random::key(0): both of the key's words are zero.
-         in.push_back(runtime::Buffer::zeros(ShapedArray(DType::key_fry, {})));
-         return in;
-       }});
+  out.push_back({"random/dropout_mlp",
+                 "block/mlp with dropout(0.1) after the GELU, the block in checkpoint: the mask is "
+                 "recomputed from the key, never saved",
+                 [] {
+                   ShapeDtype x{DType::f32, {64, 512}}, w1{DType::f32, {512, 8192}},
+                       w2{DType::f32, {8192, 512}}, t{DType::f32, {64, 512}},
+                       key{DType::key_fry, {}};
+                   return cjax::make_jaxpr(dropout_loss, {"x", "W1", "W2", "targets", "key"},
+                                           "loss")(x, w1, w2, t, key);
+                 },
+                 [] {
+                   std::vector<runtime::Buffer> in = mlp_block_inputs();
+                   // random::key(0): both of the key's words are zero.
+                   in.push_back(runtime::Buffer::zeros(ShapedArray(DType::key_fry, {})));
+                   return in;
+                 }});
 }
 
 }  // namespace cjax::examples

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <map>
@@ -16,8 +15,7 @@
 #include "compiler/cpu/target_cpu.h"
 #include "ir/exact_text.h"
 #include "ir/print/printer.h"
-#include "ir/sub_jaxprs.h"
-#include "runtime/interpreter.h"
+#include "runtime/threefry.h"
 
 namespace cjax {
 
@@ -43,22 +41,6 @@ Jaxpr consts_as_arguments(const Jaxpr& j) {
 }
 
 constexpr size_t kMaxCachedPrograms = 512;
-
-class InterpretedProgram final : public PreparedProgram {
- public:
-  explicit InterpretedProgram(Jaxpr jaxpr) : jaxpr_(std::move(jaxpr)) {}
-  std::vector<runtime::Buffer> run(std::span<const runtime::Buffer> consts,
-                                   std::span<const runtime::Buffer> args) const override {
-    return runtime::eval_jaxpr(jaxpr_, consts, args);
-  }
-
- private:
-  Jaxpr jaxpr_;
-};
-
-}  // namespace
-
-namespace {
 
 // With CJAX_LOG_COMPILES set (not 0), each compile says what it compiled and how long it took.
 bool log_compiles() {
@@ -104,9 +86,11 @@ std::shared_ptr<const lower::Executable> CpuBackend::executable(const Jaxpr& jax
   // The exact text is cheap to write; the printed one is the fallback for programs holding a
   // policy or an opaque value (printed by name).
   std::optional<std::string> exact = exact_text(open);
-  // What else changes the code: the target CPU and the parallel loops, read from the environment.
+  // What else changes the code: the target CPU, the parallel loops (read from the environment)
+  // and the threefry scheme random_bits and split are compiled for.
   const std::string key =
-      fmt::format("{}|{}|", lower::jit_target_cpu(), lower::max_parallel_loops()) +
+      fmt::format("{}|{}|{}|", lower::jit_target_cpu(), lower::max_parallel_loops(),
+                  runtime::threefry_partitionable() ? "partitionable" : "classic") +
       (exact ? std::string("exact:").append(*exact)
              : std::string("printed:").append(to_string(open)));
   {
@@ -143,38 +127,16 @@ std::shared_ptr<const lower::Executable> CpuBackend::executable(const Jaxpr& jax
 std::vector<runtime::Buffer> CpuBackend::run(const Jaxpr& jaxpr,
                                              std::span<const runtime::Buffer> consts,
                                              std::span<const runtime::Buffer> args) {
-  if (lower::holds_prng_keys(jaxpr)) return runtime::eval_jaxpr(jaxpr, consts, args);
   return CompiledProgram(executable(jaxpr)).run(consts, args);
 }
 
 std::shared_ptr<const PreparedProgram> CpuBackend::prepare(const Jaxpr& jaxpr) {
-  if (lower::holds_prng_keys(jaxpr)) {
-    if (log_compiles())
-      fmt::print(stderr, "cjax: {} holds PRNG keys: it runs on the interpreter\n",
-                 jaxpr.debug && !jaxpr.debug->function_name.empty()
-                     ? "'" + jaxpr.debug->function_name + "'"
-                     : std::string("a program"));
-    return std::make_shared<InterpretedProgram>(jaxpr);
-  }
   return std::make_shared<CompiledProgram>(executable(jaxpr));
 }
 
 size_t CpuBackend::compiled_programs() const {
   std::lock_guard lock(cache_->mu);
   return cache_->programs.size();
-}
-
-bool lower::holds_prng_keys(const Jaxpr& j) {
-  auto key = [](const Var& v) { return v.aval().dtype == DType::key_fry; };
-  if (std::any_of(j.invars.begin(), j.invars.end(), key) ||
-      std::any_of(j.constvars.begin(), j.constvars.end(), key))
-    return true;
-  for (const Eqn& e : j.eqns) {
-    if (std::any_of(e.outputs.begin(), e.outputs.end(), key)) return true;
-    for (const Jaxpr* s : sub_jaxprs(e))
-      if (holds_prng_keys(*s)) return true;
-  }
-  return false;
 }
 
 std::shared_ptr<Backend> install_cpu_backend() {

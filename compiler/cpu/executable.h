@@ -78,11 +78,6 @@ class Executable {
 std::shared_ptr<const Executable> compile(const Jaxpr& jaxpr, const std::string& where = "",
                                           const CompileOptions& options = {});
 
-// Whether `jaxpr` holds JAX's threefry keys (key<fry>) anywhere. Those are not compiled yet: the
-// back end and `cjax run` run such a program on the interpreter, whose kernels are JAX's bit for
-// bit (cjax/random.h).
-bool holds_prng_keys(const Jaxpr& jaxpr);
-
 // The module at a stage of the pipeline, as text: `mlir` right after lowering (tensors, linalg),
 // `lowered` after bufferization and lowering to the LLVM dialect, `llvm` as LLVM IR.
 enum class Stage { mlir, lowered, llvm };

@@ -1,7 +1,7 @@
 // Elementwise primitives: one linalg.generic each, whose body is the scalar operation; the
 // elementwise-fusion pass later merges chains of them into one loop nest. Integer operations
-// whose semantics need care (division, shifts, float-to-int conversion) go to the interpreter's
-// kernel through a runtime call (lower_runtime_calls.cc) instead.
+// whose semantics need care (division, float-to-int conversion) go to the interpreter's kernel
+// through a runtime call (lower_runtime_calls.cc) instead; shifts are guarded to lax's meaning.
 #include <fmt/format.h>
 #include <mlir/Dialect/Arith/IR/Arith.h>
 #include <mlir/Dialect/Func/IR/FuncOps.h>
@@ -195,6 +195,34 @@ Value convert(OpBuilder& b, Location loc, Value x, DType from, DType to) {
                        : Value(b.create<arith::ExtSIOp>(loc, target, x));
 }
 
+// lax's shifts (XLA's): an amount of the bit width or more, or a negative one (read unsigned),
+// gives 0, or the sign for an arithmetic right shift, where LLVM's shift would be poison.
+template <class ShiftOp, bool kArithmetic>
+Value lax_shift(OpBuilder& b, Location loc, ValueRange a) {
+  mlir::Type t = a[0].getType();
+  const unsigned width = t.getIntOrFloatBitWidth();
+  Value bits = b.create<arith::ConstantOp>(loc, b.getIntegerAttr(t, width));
+  Value in_range = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, a[1], bits);
+  if (kArithmetic) {
+    Value top = b.create<arith::ConstantOp>(loc, b.getIntegerAttr(t, width - 1));
+    return b.create<ShiftOp>(loc, a[0], b.create<arith::SelectOp>(loc, in_range, a[1], top));
+  }
+  Value zero = b.create<arith::ConstantOp>(loc, b.getIntegerAttr(t, 0));
+  return b.create<arith::SelectOp>(loc, in_range, b.create<ShiftOp>(loc, a[0], a[1]), zero);
+}
+
+// bitcast_convert_type between dtypes of one width (u32 <-> f32, ...): the same bits.
+std::vector<Value> bitcast_rule(EqnLowering& el, const std::vector<Value>& in) {
+  const ShapedArray& out = el.eqn.outputs[0].aval();
+  const DType from = in_dtype(el);
+  if (itemsize(from) != itemsize(out.dtype) || from == DType::bool_ || out.dtype == DType::bool_)
+    not_native(el, "a bitcast that changes the element width");
+  mlir::Type to = element_type(el.b(), out.dtype, "bitcast_convert_type");
+  return {elementwise(el, in, out, [&](OpBuilder& b, Location loc, ValueRange a) -> Value {
+    return b.create<arith::BitcastOp>(loc, to, a[0]);
+  })};
+}
+
 std::vector<Value> identity_rule(EqnLowering&, const std::vector<Value>& in) {
   return in;
 }
@@ -223,6 +251,12 @@ void register_elementwise_rules(LowerRuleTable& t) {
     return b.create<arith::XOrIOp>(loc, a[0], ones);
   };
   t.add("not", typed_rule({{}, bit_not, bit_not, bit_not}));
+  auto shl = lax_shift<arith::ShLIOp, false>, shrl = lax_shift<arith::ShRUIOp, false>,
+       shra = lax_shift<arith::ShRSIOp, true>;
+  t.add("shift_left", typed_rule({{}, shl, shl, {}}));
+  t.add("shift_right_logical", typed_rule({{}, shrl, shrl, {}}));
+  t.add("shift_right_arithmetic", typed_rule({{}, shra, shra, {}}));
+  t.add("bitcast_convert_type", bitcast_rule);
   using FP = arith::CmpFPredicate;
   using IP = arith::CmpIPredicate;
   t.add("eq", typed_rule(compare(FP::OEQ, IP::eq, IP::eq)));

@@ -36,6 +36,7 @@ mlir::Type element_type(mlir::OpBuilder& b, DType t, std::string_view prim) {
       return b.getI32Type();
     case DType::i64:
     case DType::u64:
+    case DType::key_fry:  // a threefry key's two u32 words, as one i64 (lower_random.cc)
       return b.getI64Type();
     default:
       throw UnsupportedError(fmt::format("lower: {}: the CPU back end does not compile {} arrays",

@@ -13,6 +13,7 @@ void register_batch_rules() {
   register_sequential_batch_rules();
   register_custom_batch_rules();
   register_collective_batch_rules();
+  register_random_batch_rules();
 }
 
 }  // namespace cjax

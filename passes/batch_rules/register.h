@@ -16,5 +16,6 @@ void register_sequential_batch_rules();    // sequential.cc: dynamic_(update_)sl
 void register_custom_batch_rules();        // custom.cc: custom_jvp_call, custom_vjp_call
 void register_control_flow_batch_rules();  // control_flow.cc: scan, cond, while
 void register_collective_batch_rules();  // collectives.cc: psum pmax pmin axis_index all_gather ...
+void register_random_batch_rules();      // random.cc: random_*, threefry2x32
 
 }  // namespace cjax

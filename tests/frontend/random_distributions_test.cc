@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <numeric>
 #include <set>
 
@@ -47,14 +48,16 @@ TEST_CASE("the samplers draw JAX's values in both threefry modes") {
     const Array k0 = random::key(0), k42 = random::key(42);
     check_close(random::truncated_normal(k0, -1.0, 2.0, Shape{6}), m,
                 "truncated_normal(key(0), -1, 2, (6,))");
-    CHECK(bools(random::bernoulli(k0, 0.3, Shape{10})) == jax_bools(m, "bernoulli(key(0), 0.3, (10,))"));
+    CHECK(bools(random::bernoulli(k0, 0.3, Shape{10})) ==
+          jax_bools(m, "bernoulli(key(0), 0.3, (10,))"));
     CHECK(bools(random::bernoulli(k0, 0.9, Shape{4, 8})) ==
           jax_bools(m, "dropout mask bernoulli(key(0), 0.9, (4,8))"));
     CHECK(ints(random::randint(k0, {6}, 0, 10)) == jax_ints(m, "randint(key(0), (6,), 0, 10)"));
     CHECK(ints(random::randint(k42, {6}, -5, 1000)) ==
           jax_ints(m, "randint(key(42), (6,), -5, 1000)"));
     const Array logits = jnp::log(jnp::reshape(jnp::arange(1.0, 16.0), {3, 5}));
-    CHECK(ints(random::categorical(k0, logits)) == jax_ints(m, "categorical(key(0), logits (3,5))"));
+    CHECK(ints(random::categorical(k0, logits)) ==
+          jax_ints(m, "categorical(key(0), logits (3,5))"));
     check_close(random::gumbel(k0, {5}), m, "gumbel(key(0), (5,))");
     CHECK(ints(random::permutation(k0, 10)) == jax_ints(m, "permutation(key(0), 10)"));
     CHECK(ints(random::permutation(k42, jnp::reshape(jnp::arange(12), {6, 2}))) ==
@@ -72,8 +75,7 @@ TEST_CASE("split(key, n)[i] is fold_in(key, i) in partitionable mode") {
   const Array k = random::key(7);
   const Array ks = random::key_data(random::split(k, 5));
   for (int i = 0; i < 5; ++i)
-    CHECK(words(random::key_data(random::fold_in(k, i))) ==
-          words(jnp::getitem(ks, {int64_t(i)})));
+    CHECK(words(random::key_data(random::fold_in(k, i))) == words(jnp::getitem(ks, {int64_t(i)})));
 }
 
 constexpr int64_t kSamples = 1'000'000;
@@ -142,8 +144,10 @@ TEST_CASE("the samplers' distributions over 10^6 samples: moments and KS statist
     std::vector<int64_t> counts(10, 0);
     int64_t outside = 0;
     for (int32_t v : r) {
-      if (v < -3 || v >= 7) ++outside;
-      else ++counts[size_t(v + 3)];
+      if (v < -3 || v >= 7)
+        ++outside;
+      else
+        ++counts[size_t(v + 3)];
     }
     CHECK(outside == 0);
     for (int64_t c : counts) CHECK(double(c) / double(kSamples) == Approx(0.1).margin(0.002));
@@ -192,8 +196,9 @@ TEST_CASE("samplers refuse bad arguments with clear errors") {
   CHECK_THROWS_WITH(random::bernoulli(k, 1), Catch::Contains("must have a floating dtype"));
   CHECK_THROWS_WITH(random::randint(k, {3}, 0, 5, DType::f32),
                     Catch::Contains("randint only accepts integer dtypes"));
-  CHECK_THROWS_WITH(random::choice(k, 3, {5}, false),
-                    Catch::Contains("Cannot take a larger sample (size 5) than population (size 3)"));
+  CHECK_THROWS_WITH(
+      random::choice(k, 3, {5}, false),
+      Catch::Contains("Cannot take a larger sample (size 5) than population (size 3)"));
   CHECK_THROWS_WITH(random::choice(k, jnp::ones({4}), {2}), Catch::Contains("needs gather"));
   CHECK_THROWS_WITH(random::choice(k, 4, {2}, true, jnp::ones({3})),
                     Catch::Contains("p must be None or a 1D vector"));
@@ -217,9 +222,48 @@ TEST_CASE("nn::dropout keeps 1 - rate of the elements, scaled, and is an identit
   CHECK(jnp::sum(nn::dropout(random::key(1), 1.0, x)).item() == 0.0);
   // The mask is bernoulli(key, 1 - rate): JAX's values for the same key.
   ModeScope mode(true);
-  const std::vector<int> mask = jax_bools("partitionable", "dropout mask bernoulli(key(0), 0.9, (4,8))");
+  const std::vector<int> mask =
+      jax_bools("partitionable", "dropout mask bernoulli(key(0), 0.9, (4,8))");
   const std::vector<float> d = floats(nn::dropout(random::key(0), 0.1, jnp::ones({4, 8})));
   for (size_t i = 0; i < mask.size(); ++i) CHECK((d[i] != 0.0f) == (mask[i] == 1));
+}
+
+TEST_CASE("vmap over keys draws each key's own samples") {
+  const Array keys = random::split(random::key(11), 4);
+  using Sampler = std::function<Array(const Array&)>;
+  const std::vector<std::pair<const char*, Sampler>> samplers = {
+      {"bits", [](const Array& k) { return random::bits(k, {3}); }},
+      {"uniform",
+       [](const Array& k) {
+         return random::uniform(k, {2, 3});
+       }},
+      {"normal", [](const Array& k) { return random::normal(k, {5}); }},
+      {"bernoulli", [](const Array& k) { return random::bernoulli(k, 0.4, Shape{6}); }},
+      {"randint", [](const Array& k) { return random::randint(k, {5}, 0, 100); }},
+      {"permutation", [](const Array& k) { return random::permutation(k, 7); }},
+      {"fold_in then split",
+       [](const Array& k) { return random::key_data(random::split(random::fold_in(k, 3), 2)); }},
+  };
+  for (const auto& [name, f] : samplers) {
+    INFO(name);
+    const Array batched = vmap(f)(keys);
+    for (int64_t i = 0; i < 4; ++i) {
+      const Array one = f(jnp::getitem(keys, {i}));
+      CHECK(words(jnp::getitem(batched, {i})) == words(one));
+    }
+  }
+  // A batched message for one key: fold_in(key, i) for each i.
+  auto fold = [](const Array& i) { return random::key_data(random::fold_in(random::key(11), i)); };
+  const Array folded = vmap(fold)(jnp::arange(3));
+  for (int64_t i = 0; i < 3; ++i)
+    CHECK(words(jnp::getitem(folded, {i})) == words(fold(Array(int(i)))));
+  // Dropout of a batch of rows, each row with its own key.
+  const Array rows = jnp::ones({4, 16});
+  const Array dropped =
+      vmap([](const Array& k, const Array& x) { return nn::dropout(k, 0.5, x); })(keys, rows);
+  for (int64_t i = 0; i < 4; ++i)
+    CHECK(floats(jnp::getitem(dropped, {i})) ==
+          floats(nn::dropout(jnp::getitem(keys, {i}), 0.5, jnp::ones({16}))));
 }
 
 }  // namespace random_distributions_test

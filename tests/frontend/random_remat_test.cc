@@ -42,8 +42,8 @@ std::string without_locations(const std::string& text) {
   }
   return out;
 }
-std::string residuals_of(const std::function<Array(const Array&, const Array&, const Array&,
-                                                   const Array&)>& f) {
+std::string residuals_of(
+    const std::function<Array(const Array&, const Array&, const Array&, const Array&)>& f) {
   std::string text;
   for (const SavedResidual& r : saved_residuals(f, kNames)(kW1, kW2, kX, kKey))
     text += r.aval.str_short() + " " + r.description + "\n";
@@ -69,7 +69,8 @@ TEST_CASE("dropout's residuals: JAX's where JAX recomputes the mask, the key whe
           without_locations(jax(std::string("dropout mlp residuals checkpoint ") + pol)));
   }
   // JAX saves the bool mask under everything_saveable; cjax recomputes it from the key.
-  const std::string jax_all = without_locations(jax("dropout mlp residuals checkpoint everything_saveable"));
+  const std::string jax_all =
+      without_locations(jax("dropout mlp residuals checkpoint everything_saveable"));
   REQUIRE(jax_all.find(mask_line) != std::string::npos);
   const std::string ours = residuals_of(checkpoint(dropout_mlp, policies::everything_saveable()));
   CHECK(ours.find("bool[") == std::string::npos);

@@ -1,5 +1,6 @@
-// The values jax 0.11.2 computed for cjax::random's tests (tests/golden/jax_0_11_2/random_bits.json,
-// written by scripts/jax_oracle.py), read as 32-bit words, and a scope that sets the threefry mode.
+// The values jax 0.11.2 computed for cjax::random's tests
+// (tests/golden/jax_0_11_2/random_bits.json, written by scripts/jax_oracle.py), read as 32-bit
+// words, and a scope that sets the threefry mode.
 #pragma once
 
 #include <nlohmann/json.hpp>

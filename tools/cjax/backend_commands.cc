@@ -98,8 +98,7 @@ Evaluator parse_evaluator(const std::string& name) {
 
 std::vector<runtime::Buffer> evaluate(const Jaxpr& jaxpr, std::span<const runtime::Buffer> args,
                                       Evaluator evaluator, const std::string& where) {
-  if (evaluator == Evaluator::interpreter || lower::holds_prng_keys(jaxpr))
-    return runtime::eval_jaxpr(jaxpr, args);
+  if (evaluator == Evaluator::interpreter) return runtime::eval_jaxpr(jaxpr, args);
   return lower::compile(jaxpr, where)->run(args);
 }
 
