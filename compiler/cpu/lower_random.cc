@@ -94,8 +94,8 @@ std::pair<Value, Value> index_words(OpBuilder& b, Location loc, const Shape& sha
   Value flat;
   for (size_t d = 0; d < shape.size(); ++d) {
     Value i = b.create<arith::IndexCastUIOp>(loc, t, b.create<mlir::linalg::IndexOp>(loc, d));
-    flat = flat ? Value(b.create<arith::AddIOp>(
-                      loc, b.create<arith::MulIOp>(loc, flat, c(shape[d])), i))
+    flat = flat ? Value(b.create<arith::AddIOp>(loc,
+                                                b.create<arith::MulIOp>(loc, flat, c(shape[d])), i))
                 : i;
   }
   if (!flat) flat = c(0);

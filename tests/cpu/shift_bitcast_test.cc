@@ -42,8 +42,8 @@ TEST_CASE("compiled shifts give lax's results for every amount") {
   const Array au = of<uint32_t>(ua, DType::u32);
   for (const auto& [x, a] : {std::pair{xi, ai}, std::pair{xu, au}}) {
     INFO(x.aval().str_short());
-    compiled_equals_interpreted([](const Array& v, const Array& s) { return lax::shift_left(v, s); },
-                                x, a);
+    compiled_equals_interpreted(
+        [](const Array& v, const Array& s) { return lax::shift_left(v, s); }, x, a);
     compiled_equals_interpreted(
         [](const Array& v, const Array& s) { return lax::shift_right_logical(v, s); }, x, a);
     compiled_equals_interpreted(
@@ -67,7 +67,8 @@ TEST_CASE("compiled bitcasts between dtypes of one width keep the bits") {
     }
     const Array got = jit([t](const Array& v) { return lax::bitcast_convert_type(v, t); })(f);
     check_same(got, want);
-    check_same(jit([](const Array& v) { return lax::bitcast_convert_type(v, DType::f32); })(got), f);
+    check_same(jit([](const Array& v) { return lax::bitcast_convert_type(v, DType::f32); })(got),
+               f);
   }
 }
 

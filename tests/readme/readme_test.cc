@@ -35,14 +35,24 @@ void tour(const Array& W1, const Array& W2, const Array& W3, const Array& x, con
       },
       [](const std::tuple<>&, const Array& ct) { return np::clip(ct, -1.0, 1.0); });
   Array clipped = cjax::grad([&](const Array& v) { return np::sum(clip(v) * 3.0); })(x);
+  Array key = cjax::random::key(0);  // explicit PRNG keys: JAX's threefry, bit for bit
+  Array noise = cjax::random::normal(cjax::random::split(key, 2)[1], {4});
+  auto noisy = cjax::checkpoint([&](const Array& v) {  // the mask is recomputed, never saved
+    return np::sum(cjax::nn::dropout(key, 0.5, np::tanh(v + noise)));
+  });
+  Array noisy_grad = cjax::jit(cjax::grad(noisy))(x);
   std::cout << "loss " << loss << " (jit: " << loss_jit << ", vmap: " << losses << ")\n"
-            << "clipped: " << clipped << "\n";
+            << "clipped: " << clipped << "\n"
+            << "dropout grad: " << noisy_grad << "\n";
 }
 // ---- end of README.md ----
 
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <sstream>
+
+#include "tests/golden/golden.h"
 
 TEST_CASE("the README's C++ compiles against <cjax/cjax.h> and runs") {
   Array W1 = np::ones({5, 4}) * 0.1, W2 = np::ones({6, 5}) * 0.2, W3 = np::ones({7, 6}) * 0.3;
@@ -76,4 +86,19 @@ TEST_CASE("the README's C++ compiles against <cjax/cjax.h> and runs") {
   CHECK(std::stod(text.substr(batched + 13)) == Approx(loss).epsilon(1e-5));
   // The custom_vjp's bwd clips the gradient of sum(3 v) to 1.
   CHECK(text.find("clipped: Array([1., 1., 1., 1.], dtype=float32)") != std::string::npos);
+  // dropout(0.5) keeps each element with its gradient doubled, or zeroes it.
+  const size_t dropped = text.rfind("dropout grad: Array([");
+  REQUIRE(dropped != std::string::npos);
+  const size_t open = dropped + 20, close = text.find(']', open);
+  const std::vector<double> g = golden::numbers(text.substr(open, close - open));
+  REQUIRE(g.size() == 4);
+  const Array noise = cjax::random::normal(cjax::random::split(cjax::random::key(0), 2)[1], {4});
+  size_t kept = 0;
+  for (size_t i = 0; i < 4; ++i) {
+    const double z = double(i) + noise.buffer().as<float>()[i];
+    const double want = 2.0 / (std::cosh(z) * std::cosh(z));
+    CHECK((g[i] == 0.0 || g[i] == Approx(want).epsilon(1e-4)));
+    kept += g[i] != 0.0;
+  }
+  CHECK(kept > 0);
 }
