@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cstring>
 #include <limits>
 #include <typeinfo>
 #include <unordered_map>
@@ -23,6 +24,15 @@ Buffer materialize(const Literal& lit) {
     throw UnsupportedError(fmt::format("interpreter: cannot evaluate the elided constant [...]:{}",
                                        lit.aval.str_short()));
   Buffer b = Buffer::allocate(lit.aval);
+  if (lit.aval.dtype == DType::key_fry) {
+    // A key's only literal is the zero cotangent vjp gives a key argument (JAX's float0 zeros):
+    // the key whose words are both 0.
+    if (lit.as_int() != 0)
+      throw UnsupportedError(
+          fmt::format("interpreter: a key<fry> literal must be 0, got {}", lit.as_int()));
+    std::memset(b.data(), 0, b.nbytes());
+    return b;
+  }
   dispatch<kStorage>(lit.aval.dtype, "a literal", [&](auto tag) {
     using T = typename decltype(tag)::type;
     T v = std::visit([](auto x) { return convert_scalar<T>(x); }, lit.value);
