@@ -193,6 +193,27 @@ TEST_CASE("CJAX_MAX_PARALLEL_LOOPS takes a count, anything else is a usage error
   CHECK(r.err.find("CJAX_MAX_PARALLEL_LOOPS=many: not a count of loops") != std::string::npos);
 }
 
+TEST_CASE("--inputs reads integers exactly and refuses what the dtype cannot hold") {
+  const std::string path = std::string(CJAX_BINARY_DIR) + "/u32_words.jaxpr";
+  std::ofstream(path) << "{ lambda ; a:u32[2] b:i8[]. let\n"
+                         "    c:u32[2] = shift_right_logical a 28:u32[]\n"
+                         "  in (c, b) }\n";
+  auto ok = run_cli("run " + path + " --inputs 4294967295,-128");
+  CHECK(ok.code == 0);
+  CHECK(ok.out.find("[15, 15]") != std::string::npos);  // 0xFFFFFFFF >> 28
+  CHECK(ok.out.find("-128") != std::string::npos);
+  for (const auto& [inputs, message] :
+       {std::pair{"4294967296,0", "'4294967296' (for a) is not a u32 value (0 to 2^32 - 1)"},
+        std::pair{"-1,0", "'-1' (for a) is not a u32 value"},
+        std::pair{"7,128", "'128' (for b) is not a i8 value (-2^7 to 2^7 - 1)"},
+        std::pair{"2.5,0", "'2.5' (for a) is not a u32 value"}}) {
+    auto bad = run_cli("run " + path + " --inputs " + inputs);
+    CHECK(bad.code == 2);
+    CHECK(bad.err.find(message) != std::string::npos);
+  }
+  std::remove(path.c_str());
+}
+
 TEST_CASE("run on a program with PRNG keys gives JAX's keys, in both threefry modes") {
   // JAX's jaxpr of random.split(PRNGKey(0)), compiled (split natively in the partitionable
   // scheme, through the interpreter's kernel in the classic one) or interpreted.

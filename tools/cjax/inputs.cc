@@ -61,6 +61,71 @@ std::optional<T> read_unsigned(const std::string& text) {
   return v;
 }
 
+// `aval` filled with the integer whose two's-complement bits are `v` (cut to the dtype's width).
+runtime::Buffer filled_integer(const ShapedArray& aval, uint64_t v) {
+  runtime::Buffer b = runtime::Buffer::allocate(aval);
+  auto fill = [&]<class T>(T) {
+    T* p = b.as<T>();
+    for (int64_t i = 0, n = aval.size(); i < n; ++i) p[i] = static_cast<T>(v);
+  };
+  switch (aval.dtype) {
+    case DType::i8:
+      fill(int8_t{});
+      break;
+    case DType::i16:
+      fill(int16_t{});
+      break;
+    case DType::i32:
+      fill(int32_t{});
+      break;
+    case DType::i64:
+      fill(int64_t{});
+      break;
+    case DType::u8:
+      fill(uint8_t{});
+      break;
+    case DType::u16:
+      fill(uint16_t{});
+      break;
+    case DType::u32:
+      fill(uint32_t{});
+      break;
+    default:
+      fill(uint64_t{});
+      break;
+  }
+  return b;
+}
+
+// An integer argument filled with `item`, read exactly (a 64-bit value does not pass through a
+// double); a fraction or a value the dtype cannot hold (u32 takes 0 to 2^32 - 1) is refused.
+runtime::Buffer integer_item(const std::string& item, const ShapedArray& aval,
+                             const std::string& name) {
+  const int bits = int(itemsize(aval.dtype) * 8);
+  const bool is_unsigned = is_unsigned_integer(aval.dtype);
+  const std::string range = is_unsigned ? fmt::format("0 to 2^{} - 1", bits)
+                                        : fmt::format("-2^{} to 2^{} - 1", bits - 1, bits - 1);
+  auto refuse = [&] {
+    return UsageError(fmt::format("--inputs: '{}' (for {}) is not a {} value ({})", item, name,
+                                  short_name(aval.dtype), range));
+  };
+  const char* end = item.data() + item.size();
+  if (!item.empty() && item[0] == '-') {
+    int64_t v = 0;
+    auto [ptr, ec] = std::from_chars(item.data(), end, v);
+    if (is_unsigned || ec != std::errc() || ptr != end ||
+        (bits < 64 && v < -(int64_t{1} << (bits - 1))))
+      throw refuse();
+    return filled_integer(aval, static_cast<uint64_t>(v));
+  }
+  uint64_t v = 0;
+  auto [ptr, ec] = std::from_chars(item.data(), end, v);
+  const uint64_t max = is_unsigned ? (bits == 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1)
+                                   : (uint64_t{1} << (bits - 1)) - 1;
+  if (ec != std::errc() || ptr != end || v > max) throw refuse();
+  return filled_integer(aval, v);
+}
+
 runtime::Buffer input_item(const std::string& item, const ShapedArray& aval,
                            const std::string& name) {
   if (ends_with(item, ".npy")) {
@@ -80,6 +145,7 @@ runtime::Buffer input_item(const std::string& item, const ShapedArray& aval,
   if (ec != std::errc() || ptr != end)
     throw UsageError(
         fmt::format("--inputs: '{}' (for {}) is neither a number nor a .npy file", item, name));
+  if (is_integer(aval.dtype)) return integer_item(item, aval, name);
   return runtime::Buffer::full(aval, v);
 }
 
