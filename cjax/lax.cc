@@ -451,6 +451,18 @@ Array cumsum(const Array& x, int64_t axis, bool reverse, SourceInfo src) {
   return lax_ops::cumsum(e, x, axis, reverse);
 }
 
+Array cumprod(const Array& x, int64_t axis, bool reverse, SourceInfo src) {
+  axis = canonicalize_axis(axis, x.ndim(), "cumprod", src);
+  return bind1("cumprod", {x}, lax_params::cumulative(axis, reverse), src);
+}
+
+std::vector<Array> split(const Array& x, const std::vector<int64_t>& sizes, int64_t axis,
+                         SourceInfo src) {
+  axis = canonicalize_axis(axis, x.ndim(), "split", src);
+  Params p{{"sizes", ParamValue::np_ints(sizes)}, {"axis", axis}};
+  return cjax::bind("split", std::span<const Array>(&x, 1), std::move(p), src);
+}
+
 std::vector<Array> sort(const std::vector<Array>& operands, int64_t dimension, bool is_stable,
                         int64_t num_keys, SourceInfo src) {
   if (operands.empty()) throw_type_error(src, "sort: no operands to sort");

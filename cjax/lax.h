@@ -166,6 +166,11 @@ Array argmin(const Array& x, int64_t axis, DType index_dtype,
 // lax.cumsum: running sums along `axis` (from the end when `reverse`).
 Array cumsum(const Array& x, int64_t axis = 0, bool reverse = false,
              SourceInfo src = std::source_location::current());
+Array cumprod(const Array& x, int64_t axis = 0, bool reverse = false,
+              SourceInfo src = std::source_location::current());
+// lax.split: x cut along `axis` into pieces of `sizes` (which sum to that axis's size).
+std::vector<Array> split(const Array& x, const std::vector<int64_t>& sizes, int64_t axis = 0,
+                         SourceInfo src = std::source_location::current());
 
 // JAX's lax.sort: the operands (of one shape) sorted together along `dimension`, ordered by the
 // first num_keys of them lexicographically; floats in a total order (-0.0 equals 0.0, NaNs last).

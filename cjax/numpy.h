@@ -109,6 +109,13 @@ Array argmax(const Array& a, std::optional<int64_t> axis = std::nullopt, bool ke
              CJAX_LOC);
 Array argmin(const Array& a, std::optional<int64_t> axis = std::nullopt, bool keepdims = false,
              CJAX_LOC);
+// jnp.var / jnp.std over `axis` with `ddof` degrees of freedom removed (NaN where N - ddof <= 0);
+// jitted as JAX's: `jit[name=_var]`, `jit[name=_std]`.
+Array var(const Array& a, Axis axis = {}, int64_t ddof = 0, bool keepdims = false, CJAX_LOC);
+Array std(const Array& a, Axis axis = {}, int64_t ddof = 0, bool keepdims = false, CJAX_LOC);
+// jnp.cumsum / jnp.cumprod along `axis` (the flattened array for nullopt); `jit[name=cumsum]`.
+Array cumsum(const Array& a, std::optional<int64_t> axis = std::nullopt, CJAX_LOC);
+Array cumprod(const Array& a, std::optional<int64_t> axis = std::nullopt, CJAX_LOC);
 // jnp.sort / jnp.argsort along `axis` (the flattened array for nullopt), ascending unless
 // `descending`; `stable` keeps equal elements in their order (argsort's descending order too).
 // Jitted as JAX's are: `jit[name=sort]` / `jit[name=argsort]`.
@@ -124,8 +131,20 @@ Array reshape(const Array& a, const Shape& shape, CJAX_LOC);
 Array ravel(const Array& a, CJAX_LOC);
 // jnp.copy (and jnp.array of a traced value): a `copy` eqn, a new buffer with a's values.
 Array copy(const Array& a, CJAX_LOC);
-// Reverses the axes when `axes` is not given.
+// Reverses the axes when `axes` is not given; `transpose(x, {0, 2, 1, 3})` takes a brace list.
 Array transpose(const Array& a, std::optional<std::vector<int64_t>> axes = std::nullopt, CJAX_LOC);
+Array transpose(const Array& a, std::initializer_list<int64_t> axes, CJAX_LOC);
+// jnp.split into `sections` equal parts along `axis` (an error when they cannot be equal), or at
+// the given indices; jnp.array_split allows unequal parts (the first ones one longer). One
+// `split` eqn, as JAX's.
+std::vector<Array> split(const Array& a, int64_t sections, int64_t axis = 0, CJAX_LOC);
+std::vector<Array> split(const Array& a, const std::vector<int64_t>& indices, int64_t axis = 0,
+                         CJAX_LOC);
+std::vector<Array> array_split(const Array& a, int64_t sections, int64_t axis = 0, CJAX_LOC);
+// jnp.tril / jnp.triu: the last two axes' lower (upper) triangle from diagonal k, zeros elsewhere;
+// jitted as JAX's.
+Array tril(const Array& m, int64_t k = 0, CJAX_LOC);
+Array triu(const Array& m, int64_t k = 0, CJAX_LOC);
 Array matrix_transpose(const Array& a, CJAX_LOC);
 Array swapaxes(const Array& a, int64_t axis1, int64_t axis2, CJAX_LOC);
 Array broadcast_to(const Array& a, const Shape& shape, CJAX_LOC);
@@ -156,6 +175,10 @@ Array full_like(const Array& a, const Array& fill_value, std::optional<DType> dt
 Array arange(const Array& stop, CJAX_LOC);
 Array arange(const Array& start, const Array& stop, std::optional<Array> step = std::nullopt,
              std::optional<DType> dtype = std::nullopt, CJAX_LOC);
+// jnp.linspace: `num` evenly spaced values from start to stop (included unless !endpoint), along a
+// new leading axis when the bounds are arrays; JAX's `jit[name=_linspace]`.
+Array linspace(const Array& start, const Array& stop, int64_t num = 50, bool endpoint = true,
+               std::optional<DType> dtype = std::nullopt, CJAX_LOC);
 
 // ---- indexing
 // --------------------------------------------------------------------------------------------

@@ -89,6 +89,10 @@ Array transpose(const Array& a, std::optional<std::vector<int64_t>> axes, Loc sr
   return lax::transpose(a, perm, src);
 }
 
+Array transpose(const Array& a, std::initializer_list<int64_t> axes, Loc src) {
+  return transpose(a, std::vector<int64_t>(axes), src);
+}
+
 Array matrix_transpose(const Array& a, Loc src) {
   if (a.ndim() < 2)
     throw_type_error(src, fmt::format("matrix_transpose: x must be at least two-dimensional; got "

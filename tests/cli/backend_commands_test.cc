@@ -193,7 +193,7 @@ TEST_CASE("CJAX_MAX_PARALLEL_LOOPS takes a count, anything else is a usage error
   CHECK(r.err.find("CJAX_MAX_PARALLEL_LOOPS=many: not a count of loops") != std::string::npos);
 }
 
-TEST_CASE("--inputs reads integers exactly and refuses what the dtype cannot hold") {
+TEST_CASE("integer --inputs are read exactly, and values the dtype cannot hold refused") {
   const std::string path = std::string(CJAX_BINARY_DIR) + "/u32_words.jaxpr";
   std::ofstream(path) << "{ lambda ; a:u32[2] b:i8[]. let\n"
                          "    c:u32[2] = shift_right_logical a 28:u32[]\n"

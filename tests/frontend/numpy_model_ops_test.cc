@@ -1,0 +1,90 @@
+// jax.numpy's model-building helpers (tril/triu, split, cumsum, var/std, linspace, transpose by a
+// brace list): the jaxprs jax 0.11.2 printed (tests/golden/jax_0_11_2/model_ops.md) and values.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "cjax/api.h"
+#include "tests/golden/golden.h"
+
+namespace cjax {
+namespace numpy_model_ops_test {
+
+namespace jnp = cjax::numpy;
+
+std::string jax(const std::string& title) {
+  return golden::jax_case("model_ops.md", title);
+}
+const ShapeDtype m23{DType::f32, {2, 3}}, m34{DType::f32, {3, 4}};
+
+std::vector<float> values(const Array& a) {
+  const float* p = a.buffer().as<float>();
+  return {p, p + a.size()};
+}
+
+TEST_CASE("tril, triu, split, cumsum, var/std, linspace print as JAX's") {
+  auto tri = [](const Array& a) { return std::tuple{jnp::tril(a), jnp::triu(a, 1)}; };
+  CHECK(to_string(make_jaxpr(tri)(m34)) == jax("tril triu"));
+  auto halves = [](const Array& a) { return jnp::split(a, 2, 1); };
+  CHECK(to_string(make_jaxpr(halves)(m34)) == jax("split"));
+  auto thirds = [](const Array& a) { return jnp::array_split(a, 3, 1); };
+  CHECK(to_string(make_jaxpr(thirds)(m34)) == jax("array_split"));
+  auto cum = [](const Array& a) { return std::tuple{jnp::cumsum(a, 1), jnp::cumprod(a, 0)}; };
+  CHECK(to_string(make_jaxpr(cum)(m23)) == jax("cumsum cumprod"));
+  auto cum_loss = [](const Array& a) { return jnp::sum(jnp::power(jnp::cumsum(a, 1), 2)); };
+  CHECK(to_string(make_jaxpr(grad(cum_loss))(m23)) == jax("cumsum grad"));
+  auto stats = [](const Array& a) { return std::tuple{jnp::var(a, 1), jnp::std(a)}; };
+  CHECK(to_string(make_jaxpr(stats)(m23)) == jax("var std"));
+  CHECK(to_string(make_jaxpr([] { return jnp::linspace(0.0, 1.0, 5); })()) == jax("linspace"));
+  // One statement per step: C++ leaves the order of an expression's operands open.
+  auto layer_norm = [](const Array& a, const Array& g, const Array& b) {
+    const Array centered = a - jnp::mean(a, -1, true);
+    const Array scale = lax::rsqrt(jnp::var(a, -1, 0, true) + 1e-5);
+    const Array normed = centered * scale;
+    return normed * g + b;
+  };
+  CHECK(to_string(make_jaxpr(layer_norm)(m34, ShapeDtype{DType::f32, {4}},
+                                         ShapeDtype{DType::f32, {4}})) == jax("layer_norm by hand"));
+}
+
+TEST_CASE("their values") {
+  const Array a = jnp::reshape(jnp::arange(1.0, 7.0), {2, 3});  // [[1, 2, 3], [4, 5, 6]]
+  CHECK(values(jnp::tril(a)) == std::vector<float>{1, 0, 0, 4, 5, 0});
+  CHECK(values(jnp::triu(a, 1)) == std::vector<float>{0, 2, 3, 0, 0, 6});
+  CHECK(values(jnp::tril(a, -1)) == std::vector<float>{0, 0, 0, 4, 0, 0});
+  CHECK(values(jnp::cumsum(a, 1)) == std::vector<float>{1, 3, 6, 4, 9, 15});
+  CHECK(values(jnp::cumsum(a)) == std::vector<float>{1, 3, 6, 10, 15, 21});
+  CHECK(values(jnp::cumprod(a, 0)) == std::vector<float>{1, 2, 3, 4, 10, 18});
+  CHECK(values(jnp::var(a, 1)) == std::vector<float>{2.0f / 3, 2.0f / 3});
+  CHECK(jnp::std(a).item() == Approx(std::sqrt(17.5 / 6)).epsilon(1e-6));
+  CHECK(values(jnp::var(a, 1, 1)) == std::vector<float>{1, 1});
+  CHECK(std::isnan(jnp::var(a, 1, 3).buffer().as<float>()[0]));  // N - ddof = 0
+  CHECK(values(jnp::linspace(0.0, 1.0, 5)) == std::vector<float>{0, 0.25f, 0.5f, 0.75f, 1});
+  CHECK(values(jnp::linspace(0.0, 1.0, 4, false)) == std::vector<float>{0, 0.25f, 0.5f, 0.75f});
+  CHECK(jnp::linspace(2.0, 3.0, 0).shape() == Shape{0});
+  const std::vector<Array> parts = jnp::split(a, std::vector<int64_t>{1}, 1);
+  REQUIRE(parts.size() == 2);
+  CHECK(values(parts[0]) == std::vector<float>{1, 4});
+  CHECK(values(parts[1]) == std::vector<float>{2, 3, 5, 6});
+  const Array x = jnp::reshape(jnp::arange(24.0), {1, 2, 3, 4});
+  CHECK(jnp::transpose(x, {0, 2, 1, 3}).shape() == Shape{1, 3, 2, 4});
+  CHECK_THROWS_WITH(jnp::split(a, 2, 1), Catch::Contains("does not result in an equal division"));
+  CHECK_THROWS_WITH(jnp::tril(jnp::ones({3})), Catch::Contains("must be at least 2D"));
+}
+
+TEST_CASE("gradients of var and cumsum against finite differences") {
+  const Array a = jnp::reshape(jnp::arange(6.0), {2, 3}).astype(DType::f64) * 0.3 - 0.4;
+  auto loss = [](const Array& x) { return jnp::sum(jnp::var(x, 1, 0, true) + jnp::cumsum(x, 0) * x); };
+  const Array g = grad(loss)(a);
+  const double h = 1e-6;
+  for (int64_t i = 0; i < 6; ++i) {
+    std::vector<double> bumped(6, 0.0);
+    bumped[size_t(i)] = h;
+    const Array d = cjax::array(bumped, Shape{2, 3}, DType::f64);
+    const double fd = (loss(a + d).item() - loss(a - d).item()) / (2 * h);
+    CHECK(g.buffer().as<double>()[i] == Approx(fd).epsilon(1e-6).margin(1e-8));
+  }
+}
+
+}  // namespace numpy_model_ops_test
+}  // namespace cjax
