@@ -19,6 +19,7 @@
 #include "cjax/lax.h"
 #include "cjax/make_jaxpr.h"
 #include "cjax/nn.h"
+#include "cjax/nn_initializers.h"
 #include "cjax/numpy.h"
 #include "cjax/operators.h"
 #include "cjax/promotion.h"

@@ -214,6 +214,22 @@ Array gelu(const Array& x, bool approximate, SourceInfo src) {
   return np::copy(np::multiply(half_x, erfc, src), src);
 }
 
+Array one_hot(const Array& x, int64_t num_classes, DType dtype, int64_t axis, SourceInfo src) {
+  if (num_classes < 0)
+    throw TypeError(fmt::format("one_hot: num_classes must be non-negative, got {} ({})",
+                                num_classes, src.summarize()));
+  const int64_t out_axis = lax::canonicalize_axis(axis, x.ndim() + 1, "one_hot", src);
+  auto impl = [=](std::span<const Array> args) -> std::vector<Array> {
+    const Array& ids = args[0];
+    const Array lhs = lax::expand_dims(ids, {out_axis}, src);
+    Shape rhs_shape(size_t(ids.ndim()), 1);
+    rhs_shape.insert(rhs_shape.begin() + out_axis, num_classes);
+    const Array classes = lax::broadcasted_iota(ids.dtype(), rhs_shape, out_axis, src);
+    return {lax::convert_element_type(lax::eq(lhs, classes, src), dtype, false, src)};
+  };
+  return numpy::detail::call_jitted("_one_hot", impl, std::vector<Array>{x}, src)[0];
+}
+
 Array dropout(const Array& key, double rate, const Array& x, SourceInfo src) {
   if (!(rate >= 0.0 && rate <= 1.0))
     throw TypeError(

@@ -39,6 +39,11 @@ Array log_softmax(const Array& x, int64_t axis = -1,
 // jax.nn.logsumexp(x) (jax.scipy.special.logsumexp with axis=None).
 Array logsumexp(const Array& x, SourceInfo src = std::source_location::current());
 
+// One-hot vectors: x (integers) compared with 0..num_classes-1 along a new axis `axis`, as
+// jax.nn.one_hot (`jit[name=_one_hot]`); indices out of range give all-zero rows.
+Array one_hot(const Array& x, int64_t num_classes, DType dtype = DType::f32, int64_t axis = -1,
+              SourceInfo src = std::source_location::current());
+
 // Inverted dropout: each element of x kept with probability 1 - rate (random::bernoulli on
 // `key`) and scaled by 1 / (1 - rate), the others zero; x itself for rate 0, zeros for rate 1.
 // Under checkpoint, the mask is recomputed from the key in the backward pass, never saved.

@@ -54,9 +54,10 @@ std::vector<Array> split(const Array& a, int64_t sections, int64_t axis, Loc src
   const int64_t ax = lax::canonicalize_axis(axis, a.ndim(), "split", src);
   const int64_t size = a.shape()[size_t(ax)];
   if (sections <= 0 || size % sections != 0)
-    throw TypeError(fmt::format("split: array split does not result in an equal division: {} "
-                                "elements into {} sections ({})",
-                                size, sections, src.summarize()));
+    throw TypeError(
+        fmt::format("split: array split does not result in an equal division: {} "
+                    "elements into {} sections ({})",
+                    size, sections, src.summarize()));
   return split_sizes(a, std::vector<int64_t>(size_t(sections), size / sections), ax, src);
 }
 
@@ -78,9 +79,10 @@ std::vector<Array> split(const Array& a, const std::vector<int64_t>& indices, in
 std::vector<Array> array_split(const Array& a, int64_t sections, int64_t axis, Loc src) {
   const int64_t ax = lax::canonicalize_axis(axis, a.ndim(), "array_split", src);
   if (sections <= 0)
-    throw TypeError(fmt::format("array_split: the number of sections must be positive, got {} "
-                                "({})",
-                                sections, src.summarize()));
+    throw TypeError(
+        fmt::format("array_split: the number of sections must be positive, got {} "
+                    "({})",
+                    sections, src.summarize()));
   const int64_t size = a.shape()[size_t(ax)], part = size / sections, extra = size % sections;
   std::vector<int64_t> sizes;
   for (int64_t i = 0; i < sections; ++i) sizes.push_back(part + (i < extra ? 1 : 0));
@@ -93,9 +95,8 @@ Array linspace(const Array& start, const Array& stop, int64_t num, bool endpoint
     throw TypeError(fmt::format("linspace: number of samples, {}, must be non-negative ({})", num,
                                 src.summarize()));
   // JAX's result_type(start, stop, float): Python numbers give f32, arrays keep their float type.
-  const std::vector<DTypeAndWeak> kinds{{start.dtype(), start.weak_type()},
-                                        {stop.dtype(), stop.weak_type()},
-                                        {DType::f32, true}};
+  const std::vector<DTypeAndWeak> kinds{
+      {start.dtype(), start.weak_type()}, {stop.dtype(), stop.weak_type()}, {DType::f32, true}};
   const DType out_dtype = dtype.value_or(to_inexact_dtype(result_type(kinds).dtype));
   const DType computation = to_inexact_dtype(out_dtype);
   auto impl = [&](std::span<const Array> args) -> std::vector<Array> {
@@ -113,16 +114,16 @@ Array linspace(const Array& start, const Array& stop, int64_t num, bool endpoint
                src);  // JAX's delta (its retstep), traced as JAX traces it
       Shape iota_shape(bounds.size(), 1);
       iota_shape[0] = div;
-      const Array step =
-          lax::div(lax::reshape(lax::iota(computation, div, src), iota_shape, std::nullopt, src),
-                   d, src);
+      const Array step = lax::div(
+          lax::reshape(lax::iota(computation, div, src), iota_shape, std::nullopt, src), d, src);
       // One statement each: JAX's order of equations (C++ leaves argument order open).
       const Array lo_row = lax::reshape(blo, bounds, std::nullopt, src);
       const Array from_lo = lax::mul(lo_row, lax::sub(Array(1.0), step, src), src);
       const Array hi_row = lax::reshape(bhi, bounds, std::nullopt, src);
       const Array from_hi = lax::mul(hi_row, step, src);
       out = lax::add(from_lo, from_hi, src);
-      if (endpoint) out = lax::concatenate(std::vector<Array>{out, lax::expand_dims(bhi, {0}, src)}, 0, src);
+      if (endpoint)
+        out = lax::concatenate(std::vector<Array>{out, lax::expand_dims(bhi, {0}, src)}, 0, src);
     } else if (num == 1) {
       out = lax::reshape(blo, bounds, std::nullopt, src);
     } else {

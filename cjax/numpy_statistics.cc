@@ -22,9 +22,8 @@ Array var_body(const Array& in, const Array& ddof, const Axis& axis, bool keepdi
   double count = 1;
   for (int64_t d : detail::reduction_axes("var", a, axis, src))
     count *= static_cast<double>(a.shape()[size_t(d)]);
-  const Array normalizer =
-      lax::sub(lax::convert_element_type(count, dtype, false, src),
-               lax::convert_element_type(ddof, dtype, false, src), src);
+  const Array normalizer = lax::sub(lax::convert_element_type(count, dtype, false, src),
+                                    lax::convert_element_type(ddof, dtype, false, src), src);
   const Array total = lax::div(sum(centered, axis, keepdims, std::nullopt, src), normalizer, src);
   return where(greater(normalizer, 0, src), total, std::numeric_limits<double>::quiet_NaN(), src);
 }
@@ -43,8 +42,8 @@ Array cumulative(const char* name, const Array& a, std::optional<int64_t> axis, 
     Array x = axis ? args[0] : ravel(args[0], src);
     if (x.dtype() == DType::bool_) x = astype(x, DType::i32, src);
     if (x.ndim() == 0)
-      throw TypeError(fmt::format("{}: the array must have at least one axis ({})", name,
-                                  src.summarize()));
+      throw TypeError(
+          fmt::format("{}: the array must have at least one axis ({})", name, src.summarize()));
     const int64_t ax = lax::canonicalize_axis(axis.value_or(0), x.ndim(), name, src);
     return {std::string_view(name) == "cumsum" ? lax::cumsum(x, ax, false, src)
                                                : lax::cumprod(x, ax, false, src)};

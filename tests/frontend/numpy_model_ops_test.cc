@@ -44,7 +44,8 @@ TEST_CASE("tril, triu, split, cumsum, var/std, linspace print as JAX's") {
     return normed * g + b;
   };
   CHECK(to_string(make_jaxpr(layer_norm)(m34, ShapeDtype{DType::f32, {4}},
-                                         ShapeDtype{DType::f32, {4}})) == jax("layer_norm by hand"));
+                                         ShapeDtype{DType::f32, {4}})) ==
+        jax("layer_norm by hand"));
 }
 
 TEST_CASE("their values") {
@@ -74,7 +75,9 @@ TEST_CASE("their values") {
 
 TEST_CASE("gradients of var and cumsum against finite differences") {
   const Array a = jnp::reshape(jnp::arange(6.0), {2, 3}).astype(DType::f64) * 0.3 - 0.4;
-  auto loss = [](const Array& x) { return jnp::sum(jnp::var(x, 1, 0, true) + jnp::cumsum(x, 0) * x); };
+  auto loss = [](const Array& x) {
+    return jnp::sum(jnp::var(x, 1, 0, true) + jnp::cumsum(x, 0) * x);
+  };
   const Array g = grad(loss)(a);
   const double h = 1e-6;
   for (int64_t i = 0; i < 6; ++i) {
@@ -84,6 +87,37 @@ TEST_CASE("gradients of var and cumsum against finite differences") {
     const double fd = (loss(a + d).item() - loss(a - d).item()) / (2 * h);
     CHECK(g.buffer().as<double>()[i] == Approx(fd).epsilon(1e-6).margin(1e-8));
   }
+}
+
+TEST_CASE("nn::one_hot prints as JAX's and marks each class") {
+  auto f = [](const Array& t) { return nn::one_hot(t, 5); };
+  CHECK(to_string(make_jaxpr(f)(ShapeDtype{DType::i32, {3}})) == jax("one_hot"));
+  const Array ids = cjax::array(std::vector<int32_t>{0, 3, 7}, Shape{3}, DType::i32);
+  CHECK(values(nn::one_hot(ids, 5)) ==
+        std::vector<float>{1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0});  // 7: out of range
+  CHECK(nn::one_hot(ids, 4, DType::f32, 0).shape() == Shape{4, 3});
+}
+
+TEST_CASE("nn::initializers draw JAX's values for the same key") {
+  namespace init = nn::initializers;
+  for (const auto& [title, f] :
+       {std::pair{"initializers glorot_normal values", init::glorot_normal()},
+        std::pair{"initializers lecun_uniform values", init::lecun_uniform()},
+        std::pair{"initializers he_normal values", init::he_normal()}}) {
+    INFO(title);
+    const std::vector<double> want = golden::numbers(jax(title));
+    const std::vector<float> got = values(f(random::key(0), {3, 4}, DType::f32));
+    REQUIRE(got.size() == want.size());
+    // truncated_normal goes through erf_inv: within a few ulps of XLA's.
+    for (size_t i = 0; i < want.size(); ++i) CHECK(got[i] == Approx(want[i]).epsilon(2e-6));
+  }
+  // Fans of a convolution kernel (3x3 receptive field, 16 in, 32 out): lecun_normal's variance
+  // is 1 / (9 * 16).
+  const Array w = init::lecun_normal()(random::key(1), {3, 3, 16, 32}, DType::f32);
+  const double v = jnp::var(w).item();
+  CHECK(v == Approx(1.0 / 144).epsilon(0.1));
+  CHECK_THROWS_WITH(init::glorot_normal()(random::key(0), {5}, DType::f32),
+                    Catch::Contains("needs an input and an output axis"));
 }
 
 }  // namespace numpy_model_ops_test
