@@ -41,12 +41,12 @@ Array scalar(double v, DType dtype) {
 
 }  // namespace
 
-Initializer variance_scaling(double scale, FanMode mode, Distribution distribution,
-                             int64_t in_axis, int64_t out_axis, std::vector<int64_t> batch_axis) {
+Initializer variance_scaling(double scale, FanMode mode, Distribution distribution, int64_t in_axis,
+                             int64_t out_axis, std::vector<int64_t> batch_axis) {
   return [=](const Array& key, const Shape& shape, DType dtype) -> Array {
     if (!is_floating(dtype))
-      throw TypeError(fmt::format("variance_scaling: dtype must be floating point, got {}",
-                                  long_name(dtype)));
+      throw TypeError(
+          fmt::format("variance_scaling: dtype must be floating point, got {}", long_name(dtype)));
     const auto [fan_in, fan_out] = fans(shape, in_axis, out_axis, batch_axis);
     const double denominator = mode == FanMode::fan_in    ? fan_in
                                : mode == FanMode::fan_out ? fan_out
@@ -120,9 +120,8 @@ Initializer ones() {
   return [](const Array&, const Shape& shape, DType dtype) { return np::ones(shape, dtype); };
 }
 Initializer constant(double value) {
-  return [=](const Array&, const Shape& shape, DType dtype) {
-    return np::full(shape, value, dtype);
-  };
+  return
+      [=](const Array&, const Shape& shape, DType dtype) { return np::full(shape, value, dtype); };
 }
 
 }  // namespace cjax::nn::initializers

@@ -27,7 +27,7 @@ enum class Distribution { truncated_normal, normal, uniform };
 Initializer variance_scaling(double scale, FanMode mode, Distribution distribution,
                              int64_t in_axis = -2, int64_t out_axis = -1,
                              std::vector<int64_t> batch_axis = {});
-Initializer glorot_normal();  // variance_scaling(1, fan_avg, truncated_normal); xavier_normal
+Initializer glorot_normal();   // variance_scaling(1, fan_avg, truncated_normal); xavier_normal
 Initializer glorot_uniform();  // variance_scaling(1, fan_avg, uniform); xavier_uniform
 Initializer lecun_normal();    // variance_scaling(1, fan_in, truncated_normal)
 Initializer lecun_uniform();   // variance_scaling(1, fan_in, uniform)
