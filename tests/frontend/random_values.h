@@ -23,7 +23,7 @@ inline const nlohmann::json& jax_values() {
   return all;
 }
 
-// The 32-bit words of an array (u8/u16 values widened, as the oracle wrote them).
+// The 32-bit words of an array (u8/u16 values widened, as the oracle wrote them; bools as 0/1).
 inline std::vector<uint32_t> words(const Array& a) {
   const runtime::Buffer& b = a.buffer();
   std::vector<uint32_t> out;
@@ -35,8 +35,11 @@ inline std::vector<uint32_t> words(const Array& a) {
     case DType::u16:
       for (int64_t i = 0; i < n; ++i) out.push_back(b.as<uint16_t>()[i]);
       break;
-    default:
-      out.resize(b.nbytes() / 4);
+    case DType::bool_:
+      for (int64_t i = 0; i < n; ++i) out.push_back(b.as<bool>()[i] ? 1u : 0u);
+      break;
+    default:  // 4- and 8-byte elements: their 32-bit words
+      out.resize((b.nbytes() + 3) / 4);
       std::memcpy(out.data(), b.data(), b.nbytes());
   }
   return out;
