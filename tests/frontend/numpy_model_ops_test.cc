@@ -48,6 +48,16 @@ TEST_CASE("tril, triu, split, cumsum, var/std, linspace print as JAX's") {
         jax("layer_norm by hand"));
 }
 
+TEST_CASE("where with a broadcast scalar, clip, argmax and argmin print as JAX's") {
+  auto masked = [](const Array& p, const Array& a) { return jnp::where(p, a, 0.0); };
+  CHECK(to_string(make_jaxpr(masked)(ShapeDtype{DType::bool_, {2, 3}}, m23)) ==
+        jax("where one broadcast"));
+  auto clipped = [](const Array& a) { return jnp::clip(a, -0.5, 0.5); };
+  CHECK(to_string(make_jaxpr(clipped)(m23)) == jax("clip"));
+  auto args = [](const Array& a) { return std::tuple{jnp::argmax(a, 1), jnp::argmin(a)}; };
+  CHECK(to_string(make_jaxpr(args)(m23)) == jax("argmax argmin"));
+}
+
 TEST_CASE("their values") {
   const Array a = jnp::reshape(jnp::arange(1.0, 7.0), {2, 3});  // [[1, 2, 3], [4, 5, 6]]
   CHECK(values(jnp::tril(a)) == std::vector<float>{1, 0, 0, 4, 5, 0});
