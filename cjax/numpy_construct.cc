@@ -36,11 +36,6 @@ Array triangle(const char* name, const Array& m, int64_t k, bool upper, const Lo
   return detail::call_jitted(name, impl, std::vector<Array>{m}, src)[0];
 }
 
-std::vector<Array> split_sizes(const Array& a, std::vector<int64_t> sizes, int64_t axis,
-                               const Loc& src) {
-  return lax::split(a, sizes, axis, src);
-}
-
 }  // namespace
 
 Array tril(const Array& m, int64_t k, Loc src) {
@@ -58,7 +53,7 @@ std::vector<Array> split(const Array& a, int64_t sections, int64_t axis, Loc src
         fmt::format("split: array split does not result in an equal division: {} "
                     "elements into {} sections ({})",
                     size, sections, src.summarize()));
-  return split_sizes(a, std::vector<int64_t>(size_t(sections), size / sections), ax, src);
+  return lax::split(a, std::vector<int64_t>(size_t(sections), size / sections), ax, src);
 }
 
 std::vector<Array> split(const Array& a, const std::vector<int64_t>& indices, int64_t axis,
@@ -73,7 +68,7 @@ std::vector<Array> split(const Array& a, const std::vector<int64_t>& indices, in
     prev = at;
   }
   sizes.push_back(size - prev);
-  return split_sizes(a, sizes, ax, src);
+  return lax::split(a, sizes, ax, src);
 }
 
 std::vector<Array> array_split(const Array& a, int64_t sections, int64_t axis, Loc src) {
@@ -86,7 +81,7 @@ std::vector<Array> array_split(const Array& a, int64_t sections, int64_t axis, L
   const int64_t size = a.shape()[size_t(ax)], part = size / sections, extra = size % sections;
   std::vector<int64_t> sizes;
   for (int64_t i = 0; i < sections; ++i) sizes.push_back(part + (i < extra ? 1 : 0));
-  return split_sizes(a, sizes, ax, src);
+  return lax::split(a, sizes, ax, src);
 }
 
 Array linspace(const Array& start, const Array& stop, int64_t num, bool endpoint,

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <numeric>
 #include <vector>
 
 #include "cjax/bind.h"
@@ -20,10 +19,12 @@ Params fry() {
   return Params{{"impl", std::string("fry")}};
 }
 
-}  // namespace
-
-namespace detail {
-
+// JAX's _check_prng_key: a typed key as it is, a raw u32[..., 2] one wrapped (the result is then
+// unwrapped again by result_keys).
+struct CheckedKey {
+  Array key;
+  bool raw = false;
+};
 CheckedKey check_key(const char* fn, const Array& k, const SourceInfo& src) {
   if (k.dtype() == DType::key_fry) return {k, false};
   if (k.dtype() == DType::u32 && k.ndim() >= 1 && k.shape().back() == 2)
@@ -45,6 +46,16 @@ void expect_single_key(const char* fn, const Array& k, const SourceInfo& src) {
         fn, shape_str(k.shape()), src.summarize()));
 }
 
+}  // namespace
+
+namespace detail {
+
+Array single_key(const char* fn, const Array& k, const SourceInfo& src) {
+  const CheckedKey checked = check_key(fn, k, src);
+  expect_single_key(fn, checked.key, src);
+  return checked.key;
+}
+
 // A strongly typed scalar constant of `dtype` (numpy's np.array(v, dtype)).
 Array constant(double v, DType dtype, const SourceInfo& src) {
   return lax::convert_element_type(v, dtype, false, src);
@@ -56,18 +67,31 @@ Array random_bits(const Array& key, int bit_width, const Shape& shape, const Sou
                      src);
 }
 
-// lax.broadcast_to_rank: leading unit axes up to `rank`.
-Array broadcast_to_rank(const Array& x, size_t rank, const SourceInfo& src) {
-  const size_t nd = size_t(x.ndim());
-  if (nd >= rank) return x;
-  Shape shape(rank - nd, 1);
-  shape.insert(shape.end(), x.shape().begin(), x.shape().end());
-  std::vector<int64_t> dims(nd);
-  std::iota(dims.begin(), dims.end(), int64_t(rank - nd));
-  return lax::broadcast_in_dim(x, shape, dims, src);
+Array jitted(const char* name, const std::function<Array(std::span<const Array>)>& body,
+             std::vector<Array> args, const SourceInfo& src) {
+  auto impl = [&body](std::span<const Array> a) -> std::vector<Array> { return {body(a)}; };
+  return numpy::detail::call_jitted(name, impl, args, src).at(0);
 }
 
-FloatBits float_bits(DType t, const SourceInfo& src, const char* fn) {
+std::pair<Array, Array> split2(const Array& key, const SourceInfo& src) {
+  const Array keys = split(key, 2, src);
+  auto take = [&](int64_t i) {
+    return lax::squeeze(lax::slice(keys, {i}, {i + 1}, std::nullopt, src), {0}, src);
+  };
+  return {take(0), take(1)};
+}
+
+}  // namespace detail
+
+using namespace detail;
+
+namespace {
+
+struct FloatBits {
+  int nbits, nmant;
+  DType uint;
+};
+FloatBits float_bits(DType t, const SourceInfo& src) {
   switch (t) {
     case DType::f16:
       return {16, 10, DType::u16};
@@ -78,7 +102,7 @@ FloatBits float_bits(DType t, const SourceInfo& src, const char* fn) {
     case DType::f64:
       return {64, 52, DType::u64};
     default:
-      throw TypeError(fmt::format("{} only accepts floating point dtypes, got {} ({})", fn,
+      throw TypeError(fmt::format("uniform only accepts floating point dtypes, got {} ({})",
                                   long_name(t), src.summarize()));
   }
 }
@@ -90,8 +114,8 @@ Array uniform_body(const Array& key, const Array& minval, const Array& maxval, c
   const FloatBits fb = float_bits(dtype, src);
   Array lo = lax::convert_element_type(minval, dtype, false, src);
   Array hi = lax::convert_element_type(maxval, dtype, false, src);
-  lo = broadcast_to_rank(lo, shape.size(), src);
-  hi = broadcast_to_rank(hi, shape.size(), src);
+  lo = lax::broadcast_to_rank(lo, int64_t(shape.size()), src);
+  hi = lax::broadcast_to_rank(hi, int64_t(shape.size()), src);
   const int rng_bits = fb.nmant < 8 ? 8 : fb.nbits;
   Array b = random_bits(key, rng_bits, shape, src);
   if (rng_bits != fb.nbits) b = lax::convert_element_type(b, fb.uint, false, src);
@@ -110,30 +134,7 @@ Array uniform_body(const Array& key, const Array& minval, const Array& maxval, c
   return lax::max(lo, shifted, src);
 }
 
-Array jitted(const char* name, const std::function<Array(std::span<const Array>)>& body,
-             std::vector<Array> args, const SourceInfo& src) {
-  auto impl = [&body](std::span<const Array> a) -> std::vector<Array> { return {body(a)}; };
-  return numpy::detail::call_jitted(name, impl, args, src).at(0);
-}
-
-Array single_key(const char* fn, const Array& k, const SourceInfo& src) {
-  const CheckedKey checked = check_key(fn, k, src);
-  expect_single_key(fn, checked.key, src);
-  return checked.key;
-}
-
-std::pair<Array, Array> split2(const Array& key, const SourceInfo& src) {
-  const Array keys =
-      cjax::bind1("random_split", {key}, Params{{"shape", ParamValue::ints({2})}}, src);
-  auto take = [&](int64_t i) {
-    return lax::squeeze(lax::slice(keys, {i}, {i + 1}, std::nullopt, src), {0}, src);
-  };
-  return {take(0), take(1)};
-}
-
-}  // namespace detail
-
-using namespace detail;
+}  // namespace
 
 bool threefry_partitionable() {
   return runtime::threefry_partitionable();
@@ -193,28 +194,25 @@ Array fold_in(const Array& key, const Array& data, SourceInfo src) {
 }
 
 Array bits(const Array& key, const Shape& shape, DType dtype, SourceInfo src) {
-  const CheckedKey k = check_key("bits", key, src);
-  expect_single_key("bits", k.key, src);
+  const Array k = single_key("bits", key, src);
   if (!is_unsigned_integer(dtype))
     throw TypeError(fmt::format("bits: dtype argument must be an unsigned int dtype, got {} ({})",
                                 long_name(dtype), src.summarize()));
-  return random_bits(k.key, int(itemsize(dtype) * 8), shape, src);
+  return random_bits(k, int(itemsize(dtype) * 8), shape, src);
 }
 
 Array uniform(const Array& key, const Shape& shape, DType dtype, const Array& minval,
               const Array& maxval, SourceInfo src) {
-  const CheckedKey k = check_key("uniform", key, src);
-  expect_single_key("uniform", k.key, src);
+  const Array k = single_key("uniform", key, src);
   float_bits(dtype, src);
   auto body = [&](std::span<const Array> a) {
     return uniform_body(a[0], a[1], a[2], shape, dtype, src);
   };
-  return jitted("_uniform", body, {k.key, minval, maxval}, src);
+  return jitted("_uniform", body, {k, minval, maxval}, src);
 }
 
 Array normal(const Array& key, const Shape& shape, DType dtype, SourceInfo src) {
-  const CheckedKey k = check_key("normal", key, src);
-  expect_single_key("normal", k.key, src);
+  const Array k = single_key("normal", key, src);
   float_bits(dtype, src);
   // _normal_real: erf_inv of a uniform in (nextafter(-1, 0), 1), times sqrt(2).
   auto real = [&](std::span<const Array> a) {
@@ -229,7 +227,7 @@ Array normal(const Array& key, const Shape& shape, DType dtype, SourceInfo src) 
     return lax::mul(root2, lax::erf_inv(u, src), src);
   };
   auto outer = [&](std::span<const Array> a) { return jitted("_normal_real", real, {a[0]}, src); };
-  return jitted("_normal", outer, {k.key}, src);
+  return jitted("_normal", outer, {k}, src);
 }
 
 }  // namespace cjax::random

@@ -190,8 +190,10 @@ Array randint(const Array& key, const Shape& shape, const Array& minval, const A
     const Array dtype_max = convert_and_clip_integer(
         constant(int_range(sampling).second, sampling, src), mx.dtype(), src);
     const Array max_out_of_range = lax::gt(mx, dtype_max, src);
-    mn = broadcast_to_rank(convert_and_clip_integer(mn, sampling, src), shape.size(), src);
-    mx = broadcast_to_rank(convert_and_clip_integer(mx, sampling, src), shape.size(), src);
+    mn = lax::broadcast_to_rank(convert_and_clip_integer(mn, sampling, src), int64_t(shape.size()),
+                                src);
+    mx = lax::broadcast_to_rank(convert_and_clip_integer(mx, sampling, src), int64_t(shape.size()),
+                                src);
     const int nbits = int(itemsize(sampling) * 8);
     // Twice the dtype's bits per value, reduced modulo the span: less bias than one draw.
     auto [k1, k2] = split2(a[0], src);

@@ -77,7 +77,8 @@ class KeyDerived {
   // key-derived value and otherwise only literals and integer scalars. Records its outputs.
   bool take(const Eqn& eqn) {
     const std::string& name = eqn.prim->name;
-    bool reads_keys = name == "random_seed" || name == "random_wrap";
+    const bool makes_keys = name == "random_seed" || name == "random_wrap";
+    bool reads_keys = false;
     for (const Atom& a : eqn.inputs) {
       if (a.is_literal()) continue;
       if (vars_.count(a.var())) {
@@ -85,10 +86,9 @@ class KeyDerived {
         continue;
       }
       const ShapedArray& aval = a.var().aval();
-      const bool integer_scalar = aval.rank() == 0 && is_integer(aval.dtype);
-      if (!integer_scalar && name != "random_wrap" && name != "random_seed") return false;
+      if (!makes_keys && !(aval.rank() == 0 && is_integer(aval.dtype))) return false;
     }
-    if (!reads_keys || eqn.outputs.empty()) return false;
+    if (!(reads_keys || makes_keys) || eqn.outputs.empty()) return false;
     for (const Var& o : eqn.outputs) vars_.insert(o);
     return true;
   }

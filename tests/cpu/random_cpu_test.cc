@@ -13,17 +13,14 @@
 #include "compiler/cpu/executable.h"
 #include "runtime/interpreter.h"
 #include "tests/cpu/compare.h"
+#include "tests/frontend/random_values.h"
 
 namespace cjax {
 namespace random_cpu_test {
 
 namespace jnp = cjax::numpy;
 
-struct ModeScope {
-  bool saved = random::threefry_partitionable();
-  explicit ModeScope(bool on) { random::set_threefry_partitionable(on); }
-  ~ModeScope() { random::set_threefry_partitionable(saved); }
-};
+using random_values::ModeScope;
 
 using KeyProgram = std::function<Array(const Array&)>;
 

@@ -10,6 +10,7 @@
 #include "cjax/array.h"
 #include "io/npy.h"
 #include "ir/errors.h"
+#include "runtime/dtype_dispatch.h"
 
 namespace cjax::cli {
 namespace {
@@ -64,36 +65,11 @@ std::optional<T> read_unsigned(const std::string& text) {
 // `aval` filled with the integer whose two's-complement bits are `v` (cut to the dtype's width).
 runtime::Buffer filled_integer(const ShapedArray& aval, uint64_t v) {
   runtime::Buffer b = runtime::Buffer::allocate(aval);
-  auto fill = [&]<class T>(T) {
+  runtime::dispatch<runtime::kInt>(aval.dtype, "--inputs", [&](auto tag) {
+    using T = typename decltype(tag)::type;
     T* p = b.as<T>();
     for (int64_t i = 0, n = aval.size(); i < n; ++i) p[i] = static_cast<T>(v);
-  };
-  switch (aval.dtype) {
-    case DType::i8:
-      fill(int8_t{});
-      break;
-    case DType::i16:
-      fill(int16_t{});
-      break;
-    case DType::i32:
-      fill(int32_t{});
-      break;
-    case DType::i64:
-      fill(int64_t{});
-      break;
-    case DType::u8:
-      fill(uint8_t{});
-      break;
-    case DType::u16:
-      fill(uint16_t{});
-      break;
-    case DType::u32:
-      fill(uint32_t{});
-      break;
-    default:
-      fill(uint64_t{});
-      break;
-  }
+  });
   return b;
 }
 
