@@ -1,6 +1,7 @@
 #include "ir/lax_params.h"
 
 #include "ir/errors.h"
+#include "ir/sub_jaxprs.h"
 
 namespace cjax::lax_params {
 
@@ -100,6 +101,20 @@ std::vector<ShapedArray> avals_of(const ParamValue& v) {
     out.emplace_back((*parts)[0].as<DType>(), (*parts)[1].to_ints(), (*parts)[2].as<bool>());
   }
   return out;
+}
+
+std::optional<std::string> device_put_memory_kind(const Params& p) {
+  const ParamValue* v = p.find("devices");
+  const std::vector<ParamValue>* devices = v ? param_items(*v) : nullptr;
+  if (!devices || devices->empty()) return std::nullopt;
+  std::optional<std::string> kind;
+  for (const ParamValue& d : *devices) {
+    if (!d.is<std::string>()) return std::nullopt;
+    const std::string& k = d.as<std::string>();
+    if ((k != "pinned_host" && k != "device") || (kind && *kind != k)) return std::nullopt;
+    kind = k;
+  }
+  return kind;
 }
 
 }  // namespace cjax::lax_params

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "ir/params.h"
@@ -37,5 +39,9 @@ std::vector<ShapedArray> avals_of(const ParamValue& v);
 Params pad(const std::vector<std::vector<int64_t>>& padding_config);
 // cumsum / cumprod / cummax / cummin / cumlogsumexp.
 Params cumulative(int64_t axis, bool reverse);
+
+// The memory kind a device_put moves its operands to, when every operand goes to the same one of
+// the two an offload policy uses: "pinned_host" (offloaded) or "device" (brought back).
+std::optional<std::string> device_put_memory_kind(const Params& device_put);
 
 }  // namespace cjax::lax_params

@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "ir/errors.h"
+#include "ir/lax_params.h"
 #include "ir/primitive.h"
 
 namespace cjax {
@@ -134,14 +135,16 @@ bool forwards_operands(std::string_view prim) {
          prim == "stop_gradient";
 }
 
-Jaxpr drop_forwarding_eqns(const Jaxpr& jaxpr) {
+Jaxpr drop_forwarding_eqns(const Jaxpr& jaxpr, bool keep_memory_transfers) {
   std::unordered_map<Var, Atom, VarHash> env;
   Jaxpr out = jaxpr;
   out.eqns.clear();
   for (const Eqn& e : jaxpr.eqns) {
     Eqn copy = e;
     for (Atom& in : copy.inputs) in = read_env(env, in);
-    if (forwards_operands(e.prim->name) && copy.inputs.size() == copy.outputs.size()) {
+    const bool transfer = keep_memory_transfers && e.prim->name == "device_put" &&
+                          lax_params::device_put_memory_kind(e.params).has_value();
+    if (!transfer && forwards_operands(e.prim->name) && copy.inputs.size() == copy.outputs.size()) {
       for (size_t i = 0; i < copy.outputs.size(); ++i) env.emplace(copy.outputs[i], copy.inputs[i]);
       continue;
     }

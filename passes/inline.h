@@ -29,7 +29,9 @@ Jaxpr expand_remat(const Jaxpr& jaxpr);
 bool forwards_operands(std::string_view prim);
 // `jaxpr` (top level) without those eqns, their outputs read as their operands. For the compiled
 // back end: no cse runs there, so a barrier has nothing to guard, and a value passed through one
-// between two compiled segments would otherwise be copied.
-Jaxpr drop_forwarding_eqns(const Jaxpr& jaxpr);
+// between two compiled segments would otherwise be copied. With `keep_memory_transfers`, a
+// device_put to pinned host or device memory (an offload policy's) stays: the GPU back end moves
+// the data.
+Jaxpr drop_forwarding_eqns(const Jaxpr& jaxpr, bool keep_memory_transfers = false);
 
 }  // namespace cjax

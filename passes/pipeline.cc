@@ -88,7 +88,7 @@ void refuse_custom_lin(const Jaxpr& j) {
 
 }  // namespace
 
-Jaxpr prepare_for_lowering(const Jaxpr& program) {
+Jaxpr prepare_for_lowering(const Jaxpr& program, bool keep_memory_transfers) {
   refuse_custom_lin(program);
   const bool inlined = inline_top_level_calls(program);
   Jaxpr j = program;
@@ -100,7 +100,7 @@ Jaxpr prepare_for_lowering(const Jaxpr& program) {
     j = expand_remat(j);
     dump("expand remat", j);
   }
-  j = drop_forwarding_eqns(j);
+  j = drop_forwarding_eqns(j, keep_memory_transfers);
   dump("drop forwarding eqns", j);
   j = unbatch_while_predicates(j);
   dump("unbatch while predicates", j);

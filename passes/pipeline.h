@@ -39,7 +39,7 @@ TrainingStep training_step(const Jaxpr& f, const StepOptions& options = {});
 // What the back ends compile: calls at the top level inlined (a jit body with consts stays a call,
 // lowered whole), remat2 expanded, values passed through a barrier or a name read from where
 // they were computed, batched while loops given a scalar condition (passes/batched_while.h), and
-// transposed dots folded in every body.
-Jaxpr prepare_for_lowering(const Jaxpr& program);
+// transposed dots folded in every body. `keep_memory_transfers`: see drop_forwarding_eqns.
+Jaxpr prepare_for_lowering(const Jaxpr& program, bool keep_memory_transfers = false);
 
 }  // namespace cjax

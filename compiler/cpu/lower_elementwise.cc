@@ -11,6 +11,7 @@
 
 #include "compiler/cpu/lowering.h"
 #include "ir/errors.h"
+#include "ir/lax_params.h"
 #include "ir/primitive.h"
 #include "runtime/kernels/erf_inv.h"
 
@@ -430,9 +431,14 @@ void register_elementwise_rules(LowerRuleTable& t) {
                                 return convert(b, loc, a[0], from, to);
                               })};
         });
-  for (const char* name : {"copy", "copy_p", "optimization_barrier", "device_put", "name",
-                           "checkpoint_name", "stop_gradient"})
+  for (const char* name :
+       {"copy", "copy_p", "optimization_barrier", "name", "checkpoint_name", "stop_gradient"})
     t.add(name, identity_rule);
+  t.add("device_put", [](EqnLowering& el, const std::vector<Value>& in) -> std::vector<Value> {
+    if (el.state.memory_transfers && lax_params::device_put_memory_kind(el.eqn.params))
+      return kernel_fallback(el, in, "a transfer between device and host memory");
+    return in;
+  });
   t.add("reduce_precision",
         [](EqnLowering& el, const std::vector<Value>& in) -> std::vector<Value> {
           const DType d = in_dtype(el);

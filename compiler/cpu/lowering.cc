@@ -162,7 +162,7 @@ mlir::OwningOpRef<mlir::ModuleOp> new_module(mlir::MLIRContext& ctx) {
 
 void lower_function(mlir::ModuleOp module, const Jaxpr& jaxpr,
                     std::vector<std::unique_ptr<RuntimeCall>>& calls, const std::string& where,
-                    const std::string& name, DotPath dot_path) {
+                    const std::string& name, DotPath dot_path, bool memory_transfers) {
   mlir::OpBuilder b(module.getContext());
   const mlir::Location loc = b.getUnknownLoc();
   b.setInsertionPointToEnd(module.getBody());
@@ -189,7 +189,8 @@ void lower_function(mlir::ModuleOp module, const Jaxpr& jaxpr,
   mlir::Block* entry = func.addEntryBlock();
   b.setInsertionPointToStart(entry);
 
-  LoweringState state{b, module, calls, {}, where, entry->getArgument(0), dot_path};
+  LoweringState state{b,        module,          calls, {}, where, entry->getArgument(0),
+                      dot_path, memory_transfers};
   // Block argument k + 1 is memref argument k (after the call table).
   auto memref_arg = [&](size_t k) { return entry->getArgument(static_cast<unsigned>(k + 1)); };
   std::vector<mlir::Value> args;

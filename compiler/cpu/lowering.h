@@ -27,6 +27,9 @@ class RuntimeCall {
   virtual ~RuntimeCall() = default;
   virtual void run(void* const* pointers) const = 0;
   virtual std::string describe() const = 0;
+  // The eqn the call runs, as a one-eqn jaxpr's text (one input per pointer the call reads, then
+  // its outputs): what the GPU back end's programs carry to rebuild the call elsewhere.
+  virtual std::string jaxpr_text() const = 0;
 };
 
 // The state of one lowering: the builder, the runtime calls made so far, and the output buffers
@@ -39,6 +42,9 @@ struct LoweringState {
   std::string where;       // for messages: the example or file being lowered
   mlir::Value call_table;  // main's first argument: the address of the RuntimeCall* table
   DotPath dot_path = DotPath::by_size;
+  // The GPU back end: a device_put to pinned host or device memory becomes a runtime call that
+  // moves the data (elsewhere it forwards its operand).
+  bool memory_transfers = false;
 };
 
 struct EqnLowering {
@@ -86,7 +92,8 @@ mlir::OwningOpRef<mlir::ModuleOp> new_module(mlir::MLIRContext& ctx);
 // at run time keeps addresses out of the IR, so `cjax lower` prints the same module every time.
 void lower_function(mlir::ModuleOp module, const Jaxpr& jaxpr,
                     std::vector<std::unique_ptr<RuntimeCall>>& calls, const std::string& where,
-                    const std::string& name, DotPath dot_path = DotPath::by_size);
+                    const std::string& name, DotPath dot_path = DotPath::by_size,
+                    bool memory_transfers = false);
 
 // For each outvar, the position among (constvars, invars) of the input it returns unchanged, or
 // -1. Such outputs get no buffer in main's signature: the executable returns the input itself.

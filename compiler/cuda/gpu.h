@@ -1,22 +1,22 @@
-// The first half of the GPU back end: a jaxpr's loops as NVIDIA GPU kernels. The program is
-// lowered by the same rules as for the CPU; its parallel loop nests (every elementwise chain,
-// fused) are tiled onto a grid of thread blocks, outlined into a `gpu.module` and compiled by
-// LLVM's NVPTX back end to PTX. This header includes no MLIR or LLVM header.
-//
-// Not yet: reductions and scalar code stay host loops, dot_general stays a host call (cuBLAS is
-// the plan), and there is no runtime to load and launch the kernels; see docs/backend.md.
+// The GPU back end's compiler: a jaxpr as NVIDIA GPU kernels. The program is lowered by the same
+// rules as for the CPU; every loop nest (each fused elementwise chain, each reduction, scalar
+// code) becomes a kernel over a grid of thread blocks, outlined into a `gpu.module` and compiled
+// by LLVM's NVPTX back end to PTX; products are cuBLAS calls. compile_gpu_program returns the
+// whole program as data, which runtime/cuda/gpu_executable.h runs. This header includes no MLIR
+// or LLVM header. See docs/gpu.md.
 #pragma once
 
 #include <string>
 #include <vector>
 
 #include "ir/jaxpr.h"
+#include "runtime/cuda/gpu_program.h"
 
 namespace cjax::lower {
 
 struct GpuOptions {
   std::string chip = "sm_90";  // the PTX target (H100/H200)
-  int block_size = 256;        // threads per block along a loop nest's innermost dimension
+  int block_size = 256;        // threads per block (each loop nest is collapsed to one dimension)
 };
 
 // The module with its kernels outlined and lowered to the NVVM dialect (`mlir`), or the PTX of
@@ -31,5 +31,11 @@ struct GpuKernelModule {
 };
 std::vector<GpuKernelModule> compile_to_ptx(const Jaxpr& jaxpr, const std::string& where = "",
                                             const GpuOptions& options = {});
+
+// The program for runtime/cuda/gpu_executable.h: kernels, buffers and steps. Straight-line
+// programs only: control flow (scan, while, cond) that holds kernels, allocations or products is
+// refused with cjax::UnsupportedError naming `where`, as are primitives the CPU back end refuses.
+runtime::cuda::GpuProgram compile_gpu_program(const Jaxpr& jaxpr, const std::string& where = "",
+                                              const GpuOptions& options = {});
 
 }  // namespace cjax::lower

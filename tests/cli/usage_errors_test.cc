@@ -74,7 +74,7 @@ TEST_CASE("usage: CLI11's complaints about values, in our words") {
   check_usage_error("bench -e tutorial/f -r 0",
                     "cjax: bench: --repetitions: Value 0 not in range 1 to 1000000");
   check_usage_error("run -e tutorial/f --backend gpu",
-                    "cjax: run: --backend: gpu not in {cpu,interpreter}");
+                    "cjax: run: --backend: gpu not in {cpu,interpreter,cuda}");
 }
 
 TEST_CASE("usage: an empty value is an error, not the option unset") {
@@ -130,7 +130,7 @@ TEST_CASE("usage: option values that need no program are checked before it is re
                     "cjax: lower: --emit ptx needs --target cuda; the cpu target emits mlir, "
                     "lowered or llvm");
   check_usage_error("lower -e tutorial/f --target cuda --emit llvm",
-                    "cjax: lower: --target cuda emits mlir or ptx, not 'llvm'");
+                    "cjax: lower: --target cuda emits mlir, ptx or plan, not 'llvm'");
   // Even for a program that does not exist: the command line is wrong first.
   check_usage_error("residuals no_such.jaxpr --policy bogus2",
                     "cjax: residuals: unknown policy 'bogus2'; valid policies: "

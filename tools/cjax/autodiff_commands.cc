@@ -191,7 +191,7 @@ int print_grad(const AutodiffOptions& opts, const GradOptions& grad, const Input
     // The gradients nobody asked for are never computed; compiled, the step is as grad runs it.
     StepOptions step;
     step.wrt = wrt;
-    step.recompute_cheap_residuals = evaluator == Evaluator::cpu;
+    step.recompute_cheap_residuals = evaluator != Evaluator::interpreter;
     const TrainingStep r = training_step(p.jaxpr, step);
     // Before the inputs, which may not fit either.
     check_memory_need(step_memory_need(r.fwd, r.bwd, r.num_residuals));

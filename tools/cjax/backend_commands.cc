@@ -15,6 +15,8 @@
 #include "ir/errors.h"
 #include "passes/vjp.h"
 #include "runtime/blas_dot.h"
+#include "runtime/cuda/cublas.h"
+#include "runtime/cuda/gpu_executable.h"
 #include "runtime/interpreter.h"
 #include "tools/cjax/exit_codes.h"
 #include "tools/cjax/source.h"
@@ -93,30 +95,48 @@ nlohmann::json phases_json(double trace_ms, const lower::StepReport& r) {
 Evaluator parse_evaluator(const std::string& name) {
   if (name == "cpu") return Evaluator::cpu;
   if (name == "interpreter") return Evaluator::interpreter;
-  throw UsageError(fmt::format("--backend must be cpu or interpreter, not '{}'", name));
+  if (name == "cuda") return Evaluator::cuda;
+  throw UsageError(fmt::format("--backend must be cpu, interpreter or cuda, not '{}'", name));
 }
 
 std::vector<runtime::Buffer> evaluate(const Jaxpr& jaxpr, std::span<const runtime::Buffer> args,
                                       Evaluator evaluator, const std::string& where) {
   if (evaluator == Evaluator::interpreter) return runtime::eval_jaxpr(jaxpr, args);
+  if (evaluator == Evaluator::cuda) {
+    if (auto why = runtime::cuda::cublas_unavailable_reason()) throw UnsupportedError(*why);
+    return runtime::cuda::GpuExecutable(lower::compile_gpu_program(jaxpr, where)).run(args);
+  }
   return lower::compile(jaxpr, where)->run(args);
 }
 
 void check_lower_options(const std::string& target, const std::string& emit) {
   if (target == "cuda") {
-    if (emit != "mlir" && emit != "ptx")
-      throw UsageError(fmt::format("--target cuda emits mlir or ptx, not '{}'", emit));
+    if (emit != "mlir" && emit != "ptx" && emit != "plan")
+      throw UsageError(fmt::format("--target cuda emits mlir, ptx or plan, not '{}'", emit));
   } else if (emit != "mlir" && emit != "lowered" && emit != "llvm") {
-    throw UsageError(
-        fmt::format("--emit {}{}; the cpu target emits mlir, lowered or llvm", emit,
-                    emit == "ptx" ? " needs --target cuda" : " is not an output of cjax lower"));
+    throw UsageError(fmt::format("--emit {}{}; the cpu target emits mlir, lowered or llvm", emit,
+                                 emit == "ptx" || emit == "plan"
+                                     ? " needs --target cuda"
+                                     : " is not an output of cjax lower"));
   }
 }
 
 int print_lowered(const Source& src, const std::string& target, const std::string& emit,
-                  std::ostream& out, std::ostream& err) {
+                  bool reference, std::ostream& out, std::ostream& err) {
   return guarded(err, describe(src), [&] {
     check_lower_options(target, emit);
+    if (emit == "plan") {
+      const Jaxpr jaxpr = load_jaxpr(src);
+      runtime::cuda::GpuProgram program = lower::compile_gpu_program(jaxpr, describe(src));
+      if (reference) {
+        const std::vector<runtime::Buffer> inputs =
+            runtime::cuda::gpu_test_inputs(program.in_avals);
+        for (const runtime::Buffer& b : runtime::eval_jaxpr(jaxpr, inputs))
+          program.reference.push_back(runtime::cuda::summarize(b));
+      }
+      out << runtime::cuda::to_text(program);
+      return kOk;
+    }
     if (target == "cuda") {
       out << lower::lower_to_gpu_text(load_jaxpr(src),
                                       emit == "ptx" ? lower::GpuStage::ptx : lower::GpuStage::mlir,

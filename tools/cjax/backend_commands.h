@@ -16,8 +16,9 @@ namespace cjax::cli {
 
 // What evaluates programs for `run` and `grad`: compiled code (the default) or the reference
 // interpreter (`--backend interpreter`).
-enum class Evaluator { cpu, interpreter };
-Evaluator parse_evaluator(const std::string& name);  // "cpu" | "interpreter"; else UsageError
+enum class Evaluator { cpu, interpreter, cuda };
+// "cpu" | "interpreter" | "cuda"; else UsageError
+Evaluator parse_evaluator(const std::string& name);
 std::vector<runtime::Buffer> evaluate(const Jaxpr& jaxpr, std::span<const runtime::Buffer> args,
                                       Evaluator evaluator, const std::string& where);
 
@@ -27,7 +28,7 @@ void check_lower_options(const std::string& target, const std::string& emit);
 // target "cpu": emit "mlir" (as lowered: tensors and linalg), "lowered" (the LLVM dialect) or
 // "llvm" (IR). target "cuda": emit "mlir" (kernels outlined, in the NVVM dialect) or "ptx".
 int print_lowered(const Source& src, const std::string& target, const std::string& emit,
-                  std::ostream& out, std::ostream& err);
+                  bool reference, std::ostream& out, std::ostream& err);
 
 struct BenchOptions {
   int repetitions = 20;

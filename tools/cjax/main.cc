@@ -69,8 +69,9 @@ void add_autodiff_options(CLI::App* cmd, AutodiffOptions& o) {
 
 void add_backend_option(CLI::App* cmd, std::string& backend) {
   cmd->add_option("--backend", backend,
-                  "cpu: compiled through MLIR (default); interpreter: the reference interpreter")
-      ->check(CLI::IsMember({"cpu", "interpreter"}));
+                  "cpu: compiled through MLIR (default); interpreter: the reference interpreter; "
+                  "cuda: compiled for and run on the GPU (straight-line programs, docs/gpu.md)")
+      ->check(CLI::IsMember({"cpu", "interpreter", "cuda"}));
 }
 
 void add_input_options(CLI::App* cmd, InputArgs& in, std::string& out_dir) {
@@ -212,23 +213,31 @@ Runner add_lower_command(CLI::App& app) {
     Source src;
     std::string emit = "mlir";
     std::string target = "cpu";
+    bool reference = false;
   };
   auto s = std::make_shared<State>();
   auto* cmd = add_command(app, "lower",
                           "the program compiled through MLIR: the module after lowering, after "
-                          "the pass pipeline, or as LLVM IR; or its GPU kernels as PTX",
+                          "the pass pipeline, or as LLVM IR; or its GPU kernels as PTX, or the "
+                          "whole GPU program for cjax-gpu-run",
                           "cjax lower --example tutorial/f --emit mlir | mlir-opt-19");
   add_source_options(cmd, s->src);
   cmd->add_option("--target", s->target, "cpu (the default) or cuda (NVIDIA GPUs, sm_90)")
       ->check(CLI::IsMember({"cpu", "cuda"}));
   cmd->add_option("--emit", s->emit,
                   "mlir (tensors and linalg, as lowered; for cuda: the kernels in the NVVM "
-                  "dialect), lowered (the LLVM dialect), llvm (IR) or ptx (cuda only)")
-      ->check(CLI::IsMember({"mlir", "lowered", "llvm", "ptx"}));
+                  "dialect), lowered (the LLVM dialect), llvm (IR), ptx (cuda only) or plan "
+                  "(cuda only: kernels, buffers and steps, which cjax-gpu-run runs; docs/gpu.md)")
+      ->check(CLI::IsMember({"mlir", "lowered", "llvm", "ptx", "plan"}));
+  cmd->add_flag("--reference", s->reference,
+                "with --emit plan: add what the interpreter computes on cjax-gpu-run's inputs, "
+                "which it checks the GPU's results against");
   return [s] {
     check_source(s->src);
     check_lower_options(s->target, s->emit);
-    return print_lowered(s->src, s->target, s->emit, std::cout, std::cerr);
+    if (s->reference && s->emit != "plan")
+      throw cjax::UsageError("--reference goes with --emit plan");
+    return print_lowered(s->src, s->target, s->emit, s->reference, std::cout, std::cerr);
   };
 }
 

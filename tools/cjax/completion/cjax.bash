@@ -43,8 +43,8 @@ _cjax() {
     --layout) COMPREPLY=($(compgen -W "auto columns stacked" -- "$cur")); return ;;
     --only) COMPREPLY=($(compgen -W "fwd bwd" -- "$cur")); return ;;
     --color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return ;;
-    --backend) COMPREPLY=($(compgen -W "cpu interpreter" -- "$cur")); return ;;
-    --emit) COMPREPLY=($(compgen -W "mlir lowered llvm ptx" -- "$cur")); return ;;
+    --backend) COMPREPLY=($(compgen -W "cpu interpreter cuda" -- "$cur")); return ;;
+    --emit) COMPREPLY=($(compgen -W "mlir lowered llvm ptx plan" -- "$cur")); return ;;
     --target) COMPREPLY=($(compgen -W "cpu cuda" -- "$cur")); return ;;
   esac
 
@@ -56,7 +56,7 @@ _cjax() {
     fwd-bwd) opts="$autodiff_opts --layout --only --compiled" ;;
     grad) opts="$autodiff_opts $input_opts --wrt --allow-int --backend" ;;
     run) opts="$source_opts $input_opts --backend" ;;
-    lower) opts="$source_opts --target --emit" ;;
+    lower) opts="$source_opts --target --emit --reference" ;;
     bench) opts="$autodiff_opts --wrt --repetitions -r --warmup --json --timing" ;;
     memory) opts="$source_opts --names --budgets --json --timing --plot" ;;
   esac
