@@ -221,7 +221,8 @@ class Planner {
     }
     if (auto c = mlir::dyn_cast<mlir::memref::CastOp>(op)) {
       if (auto table = tables_.find(c.getSource()); table != tables_.end()) {
-        tables_[c.getResult()] = table->second;
+        std::vector<GpuOperand> entries = table->second;  // inserting may move the map's storage
+        tables_[c.getResult()] = std::move(entries);
         return;
       }
       buffers_[c.getResult()] = buffer_of(c.getSource());
