@@ -3,16 +3,17 @@
 #include <numeric>
 #include <string>
 
+#include "ir/lax_params.h"
 #include "passes/builder.h"
 #include "passes/lax/lax.h"
 
 namespace cjax {
 namespace {
 
-Atom reduce(JaxprBuilder& b, const std::string& prim, const Atom& x, std::vector<int64_t> axes) {
-  if (prim == "reduce_sum") return lax_ops::reduce_sum(b, x, axes);
-  if (prim == "reduce_max") return lax_ops::reduce_max(b, x, axes);
-  return lax_ops::reduce_min(b, x, axes);
+// reduce_sum, reduce_max or reduce_min (`prim`) over `axes`, with the params lax binds.
+Atom reduce(JaxprBuilder& b, const std::string& prim, const Atom& x,
+            const std::vector<int64_t>& axes) {
+  return b.emit1(prim, {x}, lax_params::reduce(axes));
 }
 
 // Emits the split form of reduction `e` into `b`; its last eqn writes e's output.

@@ -121,11 +121,11 @@ runtime::cuda::GpuProgram compile_gpu_program(const Jaxpr& jaxpr, const std::str
   DiagnosticCollector diags(*ctx);
   std::vector<std::unique_ptr<RuntimeCall>> calls;
   auto module = lower_for_gpu(*ctx, diags, prepared, where, options, true, true, calls);
+  std::vector<GpuKernelModule> kernels = kernel_modules(*module);
   std::vector<std::string> names;
-  for (const GpuKernelModule& m : kernel_modules(*module)) names.push_back(m.name);
+  for (const GpuKernelModule& m : kernels) names.push_back(m.name);
   runtime::cuda::GpuProgram program = plan_host_function(*module, prepared, where, names);
-  for (const GpuKernelModule& m : kernel_modules(*module))
-    program.modules.push_back({m.name, m.ptx});
+  for (GpuKernelModule& m : kernels) program.modules.push_back({m.name, std::move(m.ptx)});
   for (const auto& call : calls) program.calls.push_back(call->jaxpr_text());
   return program;
 }

@@ -24,8 +24,8 @@ namespace {
 // host copies of its operands.
 struct Call {
   bool cublas = false;
-  // device_put to "pinned_host" (offload) or "device" (fetch back): copies on the copy stream.
-  std::string transfer;
+  // device_put to pinned host memory (offload) or back to the device: copies on the copy stream.
+  enum class Transfer { none, to_host, to_device } transfer = Transfer::none;
   DotPlan plan;
   const Primitive* prim = nullptr;
   Params params;
@@ -51,11 +51,12 @@ Call prepare_call(const std::string& text) {
     c.cublas = c.plan.lhs_perm.empty() && c.plan.rhs_perm.empty();
   }
   if (e.prim->name == "device_put")
-    if (auto kind = lax_params::device_put_memory_kind(e.params)) c.transfer = *kind;
+    if (auto kind = lax_params::device_put_memory_kind(e.params))
+      c.transfer = *kind == "device" ? Call::Transfer::to_device : Call::Transfer::to_host;
   c.description =
-      !c.transfer.empty()
+      c.transfer != Call::Transfer::none
           ? fmt::format("device_put to {} memory: a copy on the copy stream, beside the kernels",
-                        c.transfer == "device" ? "device" : "pinned host")
+                        c.transfer == Call::Transfer::to_device ? "device" : "pinned host")
       : c.cublas
           ? fmt::format("dot_general via cuBLAS: {} x [{}x{}]{} @ [{}x{}]{}", c.plan.batch,
                         c.plan.m, c.plan.k, c.plan.trans_lhs ? "^T" : "", c.plan.k, c.plan.n,
@@ -133,6 +134,9 @@ struct GpuExecutable::Impl {
   std::vector<DeviceBuffer> constants;  // per buffer: its data, for constants
   std::vector<Call> calls;
   std::vector<size_t> offset;  // per buffer: its place in the arena
+  // Per result: the buffer it is read from (its own, or the constant it returns unchanged), or
+  // -1 for an argument it returns unchanged.
+  std::vector<int> output_buffer;
   size_t arena_bytes = 0, constant_bytes = 0, pinned_bytes = 0;
   bool host_calls = false, transfers = false;
   std::vector<bool> on_host;         // per buffer: lives in host memory (offloaded residuals)
@@ -176,7 +180,7 @@ struct GpuExecutable::Impl {
     for (size_t i = 0; i < n; ++i) {
       const size_t bytes = c.in_avals[i].nbytes();
       if (bytes == 0) continue;
-      if (c.transfer == "pinned_host") {
+      if (c.transfer == Call::Transfer::to_host) {
         copy_stream.copy_to_host(reinterpret_cast<void*>(values[n + i]), values[i], bytes);
         stats.offloaded_bytes += bytes;
       } else {
@@ -186,7 +190,7 @@ struct GpuExecutable::Impl {
     }
     copied.record(copy_stream);
     for (size_t i = 0; i < n; ++i) {
-      if (c.transfer == "pinned_host")
+      if (c.transfer == Call::Transfer::to_host)
         offloaded[st.operands[i].buffer] = &copied;
       else
         fetched[st.operands[n + i].buffer] = &copied;
@@ -224,7 +228,7 @@ struct GpuExecutable::Impl {
       if (values.size() != c.in_avals.size() + c.out_avals.size())
         throw Error(fmt::format("GPU program: call {} passes {} pointers for {} operands", st.call,
                                 values.size(), c.in_avals.size() + c.out_avals.size()));
-      if (!c.transfer.empty()) {
+      if (c.transfer != Call::Transfer::none) {
         transfer(s, c, values, fetched, offloaded, stats);
       } else if (c.cublas) {
         run_cublas(c.plan, values[0], values[1], values[2], stream.handle());
@@ -311,20 +315,23 @@ namespace {
 void mark_host_buffers(GpuExecutable::Impl& m) {
   const GpuProgram& p = m.p;
   m.on_host.assign(p.buffers.size(), false);
+  auto moves_data = [&](const GpuStep& st) {
+    return st.kind == GpuStep::Kind::call && m.calls[st.call].transfer != Call::Transfer::none;
+  };
   for (const GpuStep& st : p.steps) {
-    if (st.kind != GpuStep::Kind::call || m.calls[st.call].transfer.empty()) continue;
+    if (!moves_data(st)) continue;
     const size_t n = m.calls[st.call].in_avals.size();
     for (size_t i = 0; i < n && n + i < st.operands.size(); ++i) {
-      const GpuOperand& host =
-          m.calls[st.call].transfer == "pinned_host" ? st.operands[n + i] : st.operands[i];
+      const GpuOperand& host = m.calls[st.call].transfer == Call::Transfer::to_host
+                                   ? st.operands[n + i]
+                                   : st.operands[i];
       if (host.buffer < 0 || host.offset != 0)
         throw Error("GPU program: a transfer between device and host memory of part of a buffer");
       m.on_host[host.buffer] = true;
     }
   }
   for (const GpuStep& st : p.steps) {
-    const bool moves = st.kind == GpuStep::Kind::call && !m.calls[st.call].transfer.empty();
-    if (st.kind == GpuStep::Kind::free || moves) continue;
+    if (st.kind == GpuStep::Kind::free || moves_data(st)) continue;
     for (const GpuOperand& o : st.operands)
       if (o.buffer >= 0 && m.on_host[o.buffer])
         throw UnsupportedError(fmt::format(
@@ -361,16 +368,32 @@ GpuExecutable::GpuExecutable(GpuProgram program, int ordinal) : impl_(std::make_
   for (const std::string& text : m.p.calls) {
     m.calls.push_back(prepare_call(text));
     const Call& c = m.calls.back();
-    m.host_calls = m.host_calls || (!c.cublas && c.transfer.empty());
-    m.transfers = m.transfers || !c.transfer.empty();
+    m.host_calls = m.host_calls || (!c.cublas && c.transfer == Call::Transfer::none);
+    m.transfers = m.transfers || c.transfer != Call::Transfer::none;
   }
   mark_host_buffers(m);
   m.offset = place_buffers(m.p, m.on_host, m.arena_bytes);
+  for (size_t o = 0; o < m.p.out_avals.size(); ++o) {
+    const int fw = m.p.forwarded[o];
+    if (fw >= 0) {
+      m.output_buffer.push_back(-1);
+      continue;
+    }
+    // Its own buffer, or (fw <= -2) the constant it returns unchanged.
+    const GpuBufferRole role = fw == -1 ? GpuBufferRole::output : GpuBufferRole::constant;
+    const int index = fw == -1 ? static_cast<int>(o) : -2 - fw;
+    auto it = std::find_if(m.p.buffers.begin(), m.p.buffers.end(),
+                           [&](const GpuBuffer& b) { return b.role == role && b.index == index; });
+    if (it == m.p.buffers.end())
+      throw Error(fmt::format("GPU program: output {} has no buffer", o));
+    m.output_buffer.push_back(static_cast<int>(it - m.p.buffers.begin()));
+  }
   m.stream = Stream::create(ordinal);
   m.copy_stream = Stream::create(ordinal);
   m.step_events.resize(m.p.steps.size());
   for (size_t s = 0; s < m.p.steps.size(); ++s)
-    if (m.p.steps[s].kind == GpuStep::Kind::call && !m.calls[m.p.steps[s].call].transfer.empty())
+    if (m.p.steps[s].kind == GpuStep::Kind::call &&
+        m.calls[m.p.steps[s].call].transfer != Call::Transfer::none)
       m.step_events[s] = {Event::create(ordinal), Event::create(ordinal)};
 }
 
@@ -396,28 +419,16 @@ std::vector<Buffer> GpuExecutable::run(std::span<const Buffer> args, GpuRunStats
   std::vector<Buffer> outs;
   for (size_t o = 0; o < m.p.out_avals.size(); ++o) {
     outs.push_back(Buffer::allocate(m.p.out_avals[o]));
-    const int fw = m.p.forwarded[o];
-    if (fw >= 0) {
-      std::memcpy(outs.back().data(), args[fw].data(), args[fw].nbytes());
-      continue;
-    }
-    // Its own buffer, or (fw <= -2) the constant it returns unchanged.
-    const GpuBufferRole role = fw == -1 ? GpuBufferRole::output : GpuBufferRole::constant;
-    const int index = fw == -1 ? static_cast<int>(o) : -2 - fw;
-    auto it = std::find_if(m.p.buffers.begin(), m.p.buffers.end(),
-                           [&](const GpuBuffer& b) { return b.role == role && b.index == index; });
-    if (it == m.p.buffers.end())
-      throw Error(fmt::format("GPU program: output {} has no buffer", o));
-    const auto id = static_cast<size_t>(it - m.p.buffers.begin());
-    if (outs.back().nbytes() > 0 && !m.on_host[id])
-      m.stream.copy_to_host(outs.back().data(), m.address[id], outs.back().nbytes());
+    const size_t bytes = outs.back().nbytes();
+    if (const int fw = m.p.forwarded[o]; fw >= 0)
+      std::memcpy(outs.back().data(), args[fw].data(), bytes);
+    else if (const int id = m.output_buffer[o]; bytes > 0 && !m.on_host[id])
+      m.stream.copy_to_host(outs.back().data(), m.address[id], bytes);
   }
   m.stream.synchronize();
-  for (size_t o = 0; o < m.p.out_avals.size(); ++o)  // offloaded results, from pinned memory
-    for (size_t id = 0; id < m.p.buffers.size(); ++id)
-      if (m.on_host[id] && m.p.buffers[id].role == GpuBufferRole::output &&
-          m.p.buffers[id].index == static_cast<int>(o) && outs[o].nbytes() > 0)
-        std::memcpy(outs[o].data(), m.pinned[id].data(), outs[o].nbytes());
+  for (size_t o = 0; o < outs.size(); ++o)  // offloaded results, from pinned memory
+    if (const int id = m.output_buffer[o]; id >= 0 && m.on_host[id] && outs[o].nbytes() > 0)
+      std::memcpy(outs[o].data(), m.pinned[id].data(), outs[o].nbytes());
   local.peak_device_bytes = m.arena_bytes + m.constant_bytes;
   local.pinned_host_bytes = m.pinned_bytes;
   if (stats) *stats = local;

@@ -2,12 +2,16 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <cstring>
 
 #include "ir/errors.h"
 #include "ir/limits.h"
+#include "runtime/dtype_dispatch.h"
+#include "runtime/scalar_convert.h"
 
 namespace cjax::runtime::cuda {
 namespace {
@@ -16,18 +20,11 @@ constexpr std::string_view kMagic = "cjax-gpu-program 1";
 constexpr size_t kMaxText = size_t{256} << 20;
 constexpr size_t kMaxItems = size_t{1} << 20;
 
+// Each role's name in the text, in the enum's order.
+constexpr std::array<std::string_view, 4> kRoleNames = {"input", "output", "temp", "constant"};
+
 std::string_view role_name(GpuBufferRole r) {
-  switch (r) {
-    case GpuBufferRole::input:
-      return "input";
-    case GpuBufferRole::output:
-      return "output";
-    case GpuBufferRole::temp:
-      return "temp";
-    case GpuBufferRole::constant:
-      return "constant";
-  }
-  return "temp";
+  return kRoleNames[static_cast<size_t>(r)];
 }
 
 std::string aval_text(const ShapedArray& a) {
@@ -258,16 +255,9 @@ GpuProgram parse_gpu_program(std::string_view text) {
     r.line();
     GpuBuffer b;
     std::string_view role = r.word();
-    if (role == "input")
-      b.role = GpuBufferRole::input;
-    else if (role == "output")
-      b.role = GpuBufferRole::output;
-    else if (role == "temp")
-      b.role = GpuBufferRole::temp;
-    else if (role == "constant")
-      b.role = GpuBufferRole::constant;
-    else
-      r.fail(fmt::format("'{}' is not a buffer role", role));
+    const auto* named = std::find(kRoleNames.begin(), kRoleNames.end(), role);
+    if (named == kRoleNames.end()) r.fail(fmt::format("'{}' is not a buffer role", role));
+    b.role = static_cast<GpuBufferRole>(named - kRoleNames.begin());
     b.index = r.number<int>();
     b.bytes = r.number<size_t>();
     if (b.role == GpuBufferRole::constant) {
@@ -336,22 +326,28 @@ std::vector<Buffer> gpu_test_inputs(const std::vector<ShapedArray>& avals, uint6
   for (size_t a = 0; a < avals.size(); ++a) {
     const ShapedArray& aval = avals[a];
     Buffer b = Buffer::allocate(aval);
-    auto* bytes = static_cast<char*>(b.data());
-    const size_t item = itemsize(aval.dtype);
-    for (int64_t i = 0; i < aval.size(); ++i) {
-      const uint64_t h = mix(mix(seed * 1000003 + a) ^ static_cast<uint64_t>(i));
-      const double unit = static_cast<double>(h >> 11) * 0x1.0p-53;  // [0, 1)
-      char* at = bytes + static_cast<size_t>(i) * item;
-      if (aval.dtype == DType::key_fry) {  // a key's words: any bits
-        std::memcpy(at, &h, std::min(item, sizeof h));
-        continue;
+    auto hash = [&](int64_t i) { return mix(mix(seed * 1000003 + a) ^ static_cast<uint64_t>(i)); };
+    if (aval.dtype == DType::key_fry) {  // a key's words: any bits
+      auto* words = static_cast<char*>(b.data());
+      for (int64_t i = 0; i < aval.size(); ++i) {
+        const uint64_t h = hash(i);
+        std::memcpy(words + static_cast<size_t>(i) * itemsize(aval.dtype), &h,
+                    std::min(itemsize(aval.dtype), sizeof h));
       }
-      const double x = is_floating(aval.dtype)           ? 0.2 * unit - 0.1
-                       : aval.dtype == DType::bool_      ? static_cast<double>(h & 1)
-                       : is_unsigned_integer(aval.dtype) ? static_cast<double>(h % 10)
-                                                         : static_cast<double>(h % 19) - 9;
-      Buffer one = Buffer::full(ShapedArray{aval.dtype, {}}, x);
-      std::memcpy(at, one.data(), item);
+    } else {
+      dispatch<kAll>(aval.dtype, "gpu_test_inputs", [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        T* p = b.as<T>();
+        for (int64_t i = 0; i < aval.size(); ++i) {
+          const uint64_t h = hash(i);
+          const double unit = static_cast<double>(h >> 11) * 0x1.0p-53;  // [0, 1)
+          const double x = is_floating(aval.dtype)           ? 0.2 * unit - 0.1
+                           : aval.dtype == DType::bool_      ? static_cast<double>(h & 1)
+                           : is_unsigned_integer(aval.dtype) ? static_cast<double>(h % 10)
+                                                             : static_cast<double>(h % 19) - 9;
+          p[i] = convert_scalar<T>(x);
+        }
+      });
     }
     out.push_back(std::move(b));
   }
