@@ -120,6 +120,8 @@ void ExactTextWriter::param(const ParamValue& v) {
     out_ += tuple ? ')' : ']';
   } else if (v.is<JaxprRef>() && v.as<JaxprRef>()) {
     jaxpr(*v.as<JaxprRef>());
+  } else if ((v.is<PolicyRef>() || v.is<ObjectRef>()) && code_only_) {
+    out_ += v.is<PolicyRef>() ? "p" : "o";
   } else if (v.is<PolicyRef>() && pinned_) {
     pinned_->push_back(v.as<PolicyRef>());
     out_ += fmt::format("p{}", static_cast<const void*>(v.as<PolicyRef>().get()));

@@ -24,6 +24,15 @@ class ExactTextWriter {
   explicit ExactTextWriter(std::vector<std::shared_ptr<const void>>* pinned = nullptr)
       : pinned_(pinned) {}
 
+  // For the key of compiled code: policies and param objects (custom derivative rules) are
+  // written as placeholders, and the text stays exact. Only autodiff reads them; the back ends
+  // compile a checkpoint or a custom rule's call by its jaxpr alone.
+  static ExactTextWriter for_compiled_code() {
+    ExactTextWriter w;
+    w.code_only_ = true;
+    return w;
+  }
+
   // With `consts_are_inputs`, j's own consts are values its caller passes (the text of its
   // constvars is all the key needs); otherwise they make the text inexact.
   void jaxpr(const Jaxpr& j, bool consts_are_inputs = false);
@@ -44,6 +53,7 @@ class ExactTextWriter {
   void param(const ParamValue& v);
 
   std::vector<std::shared_ptr<const void>>* pinned_;
+  bool code_only_ = false;
   bool exact_ = true;
   std::string out_;
 };

@@ -26,39 +26,23 @@
 #include "compiler/cpu/object_cache.h"
 #include "compiler/cpu/object_loader.h"
 #include "compiler/cpu/parallel_loops.h"
+#include "compiler/cpu/program_plan.h"
 #include "compiler/cpu/runtime_symbols.h"
 #include "compiler/cpu/segments.h"
 #include "compiler/cpu/target_cpu.h"
 #include "ir/errors.h"
+#include "ir/exact_text.h"
 #include "ir/primitive.h"
 #include "passes/pipeline.h"
+#include "runtime/threefry.h"
 
 namespace cjax::lower {
 
-// One function of the module, as the plan calls it.
-struct CompiledFunction {
-  std::string name;
-  void (*entry)(void**) = nullptr;
-  std::vector<ShapedArray> out_avals;
-  std::vector<int> forwarded;  // see forwarded_inputs
-};
-
-// A call of a compiled function: buffers are held in numbered slots (consts, then arguments,
-// then every value a step produces); a slot is emptied after the last step that reads it.
-struct Step {
-  size_t function = 0;
-  std::vector<size_t> inputs, outputs, release;
-};
-
 struct Executable::Impl {
-  std::vector<std::unique_ptr<RuntimeCall>> calls;
-  std::vector<const RuntimeCall*> call_table;     // what the compiled code indexes
+  ProgramPlan plan;
+  std::vector<const RuntimeCall*> call_table;     // what the compiled code indexes: plan.calls
   std::unique_ptr<mlir::ExecutionEngine> engine;  // freshly compiled code
   std::unique_ptr<llvm::orc::LLJIT> linked;       // or code from the persistent cache
-  std::vector<CompiledFunction> functions;
-  std::vector<Step> steps;
-  size_t num_slots = 0;
-  std::vector<size_t> output_slots;  // per outvar
   std::vector<runtime::Buffer> consts;
   std::vector<ShapedArray> in_avals, out_avals;
   CompileStats stats;
@@ -171,15 +155,16 @@ std::vector<runtime::Buffer> call(const CompiledFunction& f,
 // The program as one function `main`, called once.
 void plan_whole(Executable::Impl& impl, mlir::ModuleOp module, const Jaxpr& jaxpr,
                 DotPath dot_path) {
-  lower_function(module, jaxpr, impl.calls, impl.where, "main", dot_path);
-  impl.functions.push_back({"main", nullptr, jaxpr.out_avals(), forwarded_inputs(jaxpr)});
+  ProgramPlan& plan = impl.plan;
+  lower_function(module, jaxpr, plan.calls, impl.where, "main", dot_path);
+  plan.functions.push_back({"main", nullptr, jaxpr.out_avals(), forwarded_inputs(jaxpr)});
   Step step;
   for (size_t k = 0; k < impl.in_avals.size(); ++k) step.inputs.push_back(k);
   for (size_t i = 0; i < jaxpr.outvars.size(); ++i)
     step.outputs.push_back(impl.in_avals.size() + i);
-  impl.output_slots = step.outputs;
-  impl.num_slots = impl.in_avals.size() + jaxpr.outvars.size();
-  impl.steps.push_back(std::move(step));
+  plan.output_slots = step.outputs;
+  plan.num_slots = impl.in_avals.size() + jaxpr.outvars.size();
+  plan.steps.push_back(std::move(step));
 }
 
 // A segment starts at every dot_general (a layer's product and the elementwise work after it
@@ -198,12 +183,13 @@ struct Segmentation {
   size_t distinct = 0;
 };
 
-Segmentation segment(const Jaxpr& program, const CompileOptions& options) {
+// `prepared` is the program after prepare_for_lowering (calls inlined, transposed dots folded),
+// so that no segment boundary separates a dot from the transpose folded into it; values passed
+// through a barrier or a name are read from where they were computed (a segment returning them
+// would copy them).
+Segmentation segment(Jaxpr prepared, const CompileOptions& options) {
   Segmentation out;
-  // Prepared first (calls inlined, transposed dots folded), so that no segment boundary
-  // separates a dot from the transpose folded into it; values passed through a barrier or a name
-  // are read from where they were computed (a segment returning them would copy them).
-  out.jaxpr = prepare_for_lowering(program);
+  out.jaxpr = std::move(prepared);
   out.segments = split_into_segments(out.jaxpr, options.max_segment_eqns, starts_segment);
   std::unordered_set<std::string> seen;
   for (size_t k = 0; k < out.segments.size(); ++k) {
@@ -218,6 +204,7 @@ Segmentation segment(const Jaxpr& program, const CompileOptions& options) {
 void plan_segments(Executable::Impl& impl, mlir::ModuleOp module, const Segmentation& cut,
                    DotPath dot_path) {
   const Jaxpr& jaxpr = cut.jaxpr;
+  ProgramPlan& plan = impl.plan;
   std::unordered_map<const void*, size_t> slot_of;
   size_t next_slot = 0;
   for (const Var& v : jaxpr.constvars) slot_of[v.id()] = next_slot++;
@@ -227,12 +214,12 @@ void plan_segments(Executable::Impl& impl, mlir::ModuleOp module, const Segmenta
   std::vector<size_t> literal_slots;
   for (size_t k = 0; k < cut.segments.size(); ++k) {
     const Segment& s = cut.segments[k];
-    auto [it, added] = function_of.emplace(cut.keys[k], impl.functions.size());
+    auto [it, added] = function_of.emplace(cut.keys[k], plan.functions.size());
     if (added) {
-      std::string name = fmt::format("segment{}", impl.functions.size());
+      std::string name = fmt::format("segment{}", plan.functions.size());
       const Jaxpr program = segment_program(jaxpr, s);
-      lower_function(module, program, impl.calls, impl.where, name, dot_path);
-      impl.functions.push_back(
+      lower_function(module, program, plan.calls, impl.where, name, dot_path);
+      plan.functions.push_back(
           {std::move(name), nullptr, program.out_avals(), forwarded_inputs(program)});
     }
     Step step;
@@ -246,24 +233,26 @@ void plan_segments(Executable::Impl& impl, mlir::ModuleOp module, const Segmenta
       step.outputs.push_back(next_slot++);
       literal_slots.push_back(step.outputs.back());
     }
-    impl.steps.push_back(std::move(step));
+    plan.steps.push_back(std::move(step));
   }
-  impl.num_slots = next_slot;
+  plan.num_slots = next_slot;
   size_t next_literal = 0;
   for (const Atom& a : jaxpr.outvars)
-    impl.output_slots.push_back(a.is_var() ? slot_of.at(a.var().id())
+    plan.output_slots.push_back(a.is_var() ? slot_of.at(a.var().id())
                                            : literal_slots[next_literal++]);
   // Free every slot after its last reader, except the outputs.
-  std::unordered_set<size_t> kept(impl.output_slots.begin(), impl.output_slots.end());
+  std::unordered_set<size_t> kept(plan.output_slots.begin(), plan.output_slots.end());
   for (const auto& [slot, step] : last_reader)
-    if (!kept.count(slot)) impl.steps[step].release.push_back(slot);
+    if (!kept.count(slot)) plan.steps[step].release.push_back(slot);
 }
 
-// The module of `jaxpr`'s functions, and in `impl` the plan that calls them.
+// The module of `jaxpr`'s functions, and in `impl` the plan that calls them; `prepared` is
+// prepare_for_lowering(jaxpr).
 mlir::OwningOpRef<mlir::ModuleOp> lower_planned(mlir::MLIRContext& ctx, Executable::Impl& impl,
-                                                const Jaxpr& jaxpr, const CompileOptions& options) {
+                                                const Jaxpr& jaxpr, Jaxpr prepared,
+                                                const CompileOptions& options) {
   mlir::OwningOpRef<mlir::ModuleOp> module = new_module(ctx);
-  const Segmentation cut = segment(jaxpr, options);
+  const Segmentation cut = segment(std::move(prepared), options);
   const bool repeats = cut.distinct < cut.segments.size();
   if (repeats || count_eqns(jaxpr) > options.max_whole_eqns)
     plan_segments(impl, *module, cut, options.dot_path);
@@ -297,19 +286,59 @@ std::string target_description(const llvm::TargetMachine& machine, bool parallel
 bool link_cached(Executable::Impl& impl, const std::string& object) {
   try {
     impl.linked = link_object(object, impl.where);
-    for (CompiledFunction& f : impl.functions)
+    for (CompiledFunction& f : impl.plan.functions)
       f.entry = packed_entry(*impl.linked, f.name, impl.where);
     return true;
   } catch (const Error&) {
     impl.linked.reset();
-    for (CompiledFunction& f : impl.functions) f.entry = nullptr;
+    for (CompiledFunction& f : impl.plan.functions) f.entry = nullptr;
     return false;
   }
 }
 
-// The engine's object code, stored in the persistent cache under `key`.
-void store_object(mlir::ExecutionEngine& engine, const std::filesystem::path& dir,
-                  const std::string& key) {
+// What the persistent cache keys a program by before lowering it: the exact text of the program
+// as the lowering reads it (`prepared`; its consts are arguments of the compiled code, and
+// policies and custom rules, which the code does not depend on, are placeholders) and what else
+// changes the code; nullopt when the program holds values no text pins down (an opaque
+// parameter, a nested jaxpr's consts), whose key is then the lowered module.
+std::optional<std::string> program_key_text(const Jaxpr& prepared, const CompileOptions& options) {
+  ExactTextWriter w = ExactTextWriter::for_compiled_code();
+  w.jaxpr(prepared, /*consts_are_inputs=*/true);
+  if (!w.exact()) return std::nullopt;
+  return fmt::format("jaxpr max_whole_eqns={} max_segment_eqns={} dot_path={} threefry={}\n{}",
+                     options.max_whole_eqns, options.max_segment_eqns,
+                     static_cast<int>(options.dot_path), runtime::threefry_partitionable(),
+                     w.take());
+}
+
+// The program stored under `key`, linked into `impl`: its plan too when `with_plan` (a key made
+// before lowering), else only its code (`impl` holds the lowering's plan). False when there is
+// no entry; an entry that does not read or link is removed, so that the compile replaces it.
+bool load_cached(Executable::Impl& impl, const std::filesystem::path& dir, const std::string& key,
+                 bool with_plan) {
+  std::optional<std::string> payload = load_cached_object(dir, key);
+  if (!payload) return false;
+  bool linked = false;
+  if (auto parts = split_cache_payload(*payload)) {
+    try {
+      if (with_plan)
+        impl.plan = read_plan(parts->plan, impl.in_avals.size(), impl.out_avals.size());
+      linked = link_cached(impl, std::string(parts->object));
+    } catch (const Error&) {
+      linked = false;
+    }
+  }
+  if (!linked) {
+    if (with_plan) impl.plan = ProgramPlan();
+    std::error_code ec;
+    std::filesystem::remove(cached_object_path(dir, key), ec);
+  }
+  return linked;
+}
+
+// The engine's object code and `impl`'s plan, stored in the persistent cache under `key`.
+void store_program(const Executable::Impl& impl, mlir::ExecutionEngine& engine,
+                   const std::filesystem::path& dir, const std::string& key) {
   const std::filesystem::path dump = temporary_path(dir, key);
   engine.dumpToObjectFile(dump.string());
   std::ostringstream object;
@@ -319,7 +348,19 @@ void store_object(mlir::ExecutionEngine& engine, const std::filesystem::path& di
   }
   std::error_code ec;
   std::filesystem::remove(dump, ec);
-  if (!object.str().empty()) store_cached_object(dir, key, object.str());
+  if (!object.str().empty())
+    store_cached_object(dir, key, cache_payload(write_plan(impl.plan), object.str()));
+}
+
+// The figures of a complete plan (lowered or read from the cache), and the call table its code
+// indexes.
+void finish_plan(Executable::Impl& impl) {
+  impl.stats.functions = impl.plan.functions.size();
+  impl.stats.steps = impl.plan.steps.size();
+  for (const auto& c : impl.plan.calls) {
+    impl.call_table.push_back(c.get());
+    impl.stats.runtime_calls.push_back(c->describe());
+  }
 }
 
 }  // namespace
@@ -336,39 +377,48 @@ std::shared_ptr<const Executable> compile(const Jaxpr& jaxpr, const std::string&
         fmt::format("lower: {} has constvars without values", program_name(where)));
   for (const ConstValue& c : jaxpr.consts) impl->consts.push_back(runtime::Buffer::from_const(c));
 
-  auto ctx = make_context();
-  DiagnosticCollector diags(*ctx);
-  auto t0 = Clock::now();
-  mlir::OwningOpRef<mlir::ModuleOp> module = lower_planned(*ctx, *impl, jaxpr, options);
-  impl->stats.lower_ms = ms_since(t0);
-  impl->stats.functions = impl->functions.size();
-  impl->stats.steps = impl->steps.size();
-  for (const auto& c : impl->calls) {
-    impl->call_table.push_back(c.get());
-    impl->stats.runtime_calls.push_back(c->describe());
-  }
   const bool parallel = worth_parallel_loops(jaxpr);
   // The optimizer and the code generator get the same CPU (target_cpu.h): without one, LLVM's
   // cost model assumes no vector registers and no loop is vectorized (a GELU over 64x8192 took
   // 1.4 ms scalar against 0.2 ms in AVX-512).
   const std::unique_ptr<llvm::TargetMachine> machine = jit_target_machine(where);
 
-  // The persistent cache, keyed by the module before MLIR's passes: a hit skips them and LLVM.
-  // (A folder this process cannot write to is read, never written.)
+  // The persistent cache, keyed by the program's exact text: a hit skips the lowering, MLIR's
+  // passes and LLVM. (A folder this process cannot write to is read, never written.)
   const std::optional<std::filesystem::path> cache_dir = object_cache_dir();
   const bool cache_writable = cache_dir && object_cache_writable(*cache_dir);
+  auto t0 = Clock::now();
+  Jaxpr prepared = prepare_for_lowering(jaxpr);  // the lowering's first step, and the cache's key
+  impl->stats.lower_ms = ms_since(t0);
+  const std::optional<std::string> key_text =
+      cache_dir ? program_key_text(prepared, options) : std::nullopt;
+  const std::string target = target_description(*machine, parallel);
   std::string key;
-  if (cache_dir) {
-    t0 = Clock::now();
-    key = object_cache_key(module_text(*module), target_description(*machine, parallel));
-    if (std::optional<std::string> object = load_cached_object(*cache_dir, key)) {
-      impl->stats.from_cache = link_cached(*impl, *object);
-      std::error_code ec;
-      if (!impl->stats.from_cache) std::filesystem::remove(cached_object_path(*cache_dir, key), ec);
-    }
-    impl->stats.cache_ms = ms_since(t0);
-    if (impl->stats.from_cache) return std::make_shared<Executable>(std::move(impl));
+  auto try_cache = [&](bool with_plan) {
+    const auto t0 = Clock::now();
+    impl->stats.from_cache = load_cached(*impl, *cache_dir, key, with_plan);
+    impl->stats.cache_ms += ms_since(t0);
+    if (impl->stats.from_cache) finish_plan(*impl);
+    return impl->stats.from_cache;
+  };
+  impl->stats.keyed_before_lowering = key_text.has_value();
+  if (key_text) {
+    key = object_cache_key(*key_text, target);
+    if (try_cache(/*with_plan=*/true)) return std::make_shared<Executable>(std::move(impl));
   }
+
+  auto ctx = make_context();
+  DiagnosticCollector diags(*ctx);
+  t0 = Clock::now();
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      lower_planned(*ctx, *impl, jaxpr, std::move(prepared), options);
+  impl->stats.lower_ms += ms_since(t0);
+  // Without an exact text, the module before MLIR's passes is the key.
+  if (cache_dir && !key_text) {
+    key = object_cache_key("module\n" + module_text(*module), target);
+    if (try_cache(/*with_plan=*/false)) return std::make_shared<Executable>(std::move(impl));
+  }
+  finish_plan(*impl);
 
   t0 = Clock::now();
   run_pipeline(*module, diags, parallel);
@@ -389,7 +439,7 @@ std::shared_ptr<const Executable> compile(const Jaxpr& jaxpr, const std::string&
                             llvm::toString(engine.takeError()), diags.text()));
   impl->engine = std::move(*engine);
   impl->engine->registerSymbols(runtime_symbol_map);
-  for (CompiledFunction& f : impl->functions) {
+  for (CompiledFunction& f : impl->plan.functions) {
     auto entry = impl->engine->lookupPacked("_mlir_ciface_" + f.name);
     if (!entry)
       throw Error(fmt::format("lower: the JIT could not link {}: {}", program_name(where),
@@ -399,7 +449,7 @@ std::shared_ptr<const Executable> compile(const Jaxpr& jaxpr, const std::string&
   impl->stats.jit_ms = ms_since(t0);
   if (cache_writable) {
     t0 = Clock::now();
-    store_object(*impl->engine, *cache_dir, key);
+    store_program(*impl, *impl->engine, *cache_dir, key);
     impl->stats.cache_ms += ms_since(t0);
   }
   return std::make_shared<Executable>(std::move(impl));
@@ -434,20 +484,21 @@ std::vector<runtime::Buffer> Executable::run_consuming(std::vector<runtime::Buff
     for (const runtime::Buffer& c : m.consts) input_data.insert(c.data());
     for (const runtime::Buffer& a : args) input_data.insert(a.data());
   }
-  std::vector<runtime::Buffer> slots(m.num_slots);
+  const ProgramPlan& plan = m.plan;
+  std::vector<runtime::Buffer> slots(plan.num_slots);
   for (size_t k = 0; k < nconst; ++k) slots[k] = m.consts[k];
   for (size_t i = 0; i < args.size(); ++i) slots[nconst + i] = std::move(args[i]);
   std::vector<const runtime::Buffer*> inputs;
-  for (const Step& step : m.steps) {
+  for (const Step& step : plan.steps) {
     inputs.clear();
     for (size_t slot : step.inputs) inputs.push_back(&slots[slot]);
-    std::vector<runtime::Buffer> outs = call(m.functions[step.function], inputs, m.call_table);
+    std::vector<runtime::Buffer> outs = call(plan.functions[step.function], inputs, m.call_table);
     for (size_t i = 0; i < outs.size(); ++i) slots[step.outputs[i]] = std::move(outs[i]);
     for (size_t slot : step.release) slots[slot] = runtime::Buffer();
   }
   std::vector<runtime::Buffer> outs;
-  outs.reserve(m.output_slots.size());
-  for (size_t slot : m.output_slots) outs.push_back(slots[slot]);
+  outs.reserve(plan.output_slots.size());
+  for (size_t slot : plan.output_slots) outs.push_back(slots[slot]);
   if (stats) {
     // Bytes of the buffers this call allocated for its outputs, each once (not the arguments
     // it hands back).
@@ -476,7 +527,7 @@ std::string lower_to_text(const Jaxpr& jaxpr, Stage stage, const std::string& wh
   Executable::Impl plan;
   plan.where = where;
   plan.in_avals = jaxpr.in_avals();
-  auto module = lower_planned(*ctx, plan, jaxpr, options);
+  auto module = lower_planned(*ctx, plan, jaxpr, prepare_for_lowering(jaxpr), options);
   std::string text;
   llvm::raw_string_ostream os(text);
   if (stage == Stage::mlir) {

@@ -13,13 +13,17 @@
 namespace cjax::lower {
 
 // How long each compile step took, and what the compiled code calls back into. `lower_ms`:
-// jaxpr to MLIR; `optimize_ms`: MLIR's passes to the LLVM dialect; `jit_ms`: LLVM (translation,
-// of which `llvm_opt_ms` its optimizer, and code generation and linking). A program found in
-// the persistent compilation cache (`from_cache`, compiler/cpu/object_cache.h) skips MLIR's
-// passes and LLVM: `cache_ms` is the time to key, read and link its object code.
+// jaxpr to MLIR (its first step, the jaxpr-to-jaxpr preparation, keys the cache); `optimize_ms`:
+// MLIR's passes to the LLVM dialect; `jit_ms`: LLVM (translation, of which `llvm_opt_ms` its
+// optimizer, and code generation and linking). A program found in the persistent compilation
+// cache (`from_cache`, compiler/cpu/object_cache.h) skips the rest of the lowering, MLIR's passes
+// and LLVM: `cache_ms` is the time to key, read and link its plan and object code.
 struct CompileStats {
   double lower_ms = 0, optimize_ms = 0, jit_ms = 0, llvm_opt_ms = 0, cache_ms = 0;
   bool from_cache = false;
+  // Whether the cache's key was the program's text, so that a hit skipped the lowering (else the
+  // key is the lowered module: a program holding an opaque parameter).
+  bool keyed_before_lowering = false;
   double total_ms() const { return lower_ms + optimize_ms + jit_ms + cache_ms; }
   std::vector<std::string> runtime_calls;  // one line per call site, e.g. "dot_general via BLAS"
   size_t functions = 0;                    // compiled functions (1 for a program compiled whole)

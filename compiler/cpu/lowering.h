@@ -14,23 +14,12 @@
 #include <vector>
 
 #include "compiler/cpu/executable.h"
+#include "compiler/cpu/runtime_calls.h"
 #include "ir/jaxpr.h"
 #include "ir/params.h"
 #include "runtime/blas_dot.h"
 
 namespace cjax::lower {
-
-// Something compiled code calls back into (a BLAS dot, an interpreter kernel), given the data
-// pointers of its inputs then outputs. The executable owns these for as long as its code lives.
-class RuntimeCall {
- public:
-  virtual ~RuntimeCall() = default;
-  virtual void run(void* const* pointers) const = 0;
-  virtual std::string describe() const = 0;
-  // The eqn the call runs, as a one-eqn jaxpr's text (one input per pointer the call reads, then
-  // its outputs): what the GPU back end's programs carry to rebuild the call elsewhere.
-  virtual std::string jaxpr_text() const = 0;
-};
 
 // The state of one lowering: the builder, the runtime calls made so far, and the output buffers
 // that a runtime call may write into directly (instead of a fresh buffer and a copy).

@@ -137,7 +137,7 @@ std::string object_cache_key(std::string_view module_text, std::string_view targ
   llvm::SHA256 hash;
   // Each part with its length, so that no two different lists of parts hash alike.
   for (std::string_view part :
-       {std::string_view("cjax object cache 1"), std::string_view(LLVM_VERSION_STRING),
+       {std::string_view("cjax object cache 2"), std::string_view(LLVM_VERSION_STRING),
         std::string_view(build), target, module_text}) {
     hash.update(std::to_string(part.size()) + ":");
     hash.update(llvm::StringRef(part.data(), part.size()));

@@ -6,11 +6,13 @@
 #include <llvm/MC/MCSubtargetInfo.h>
 #include <llvm/MC/TargetRegistry.h>
 #include <llvm/Support/Error.h>
+#include <llvm/Support/TargetSelect.h>
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/TargetParser/Host.h>
 
 #include <algorithm>
 #include <cstdlib>
+#include <mutex>
 #include <vector>
 
 #include "ir/errors.h"
@@ -73,6 +75,12 @@ std::unique_ptr<llvm::TargetMachine> jit_target_machine(const std::string& where
     return Error(fmt::format("lower: no target for this CPU to compile {}: {}", program_name(where),
                              llvm::toString(std::move(e))));
   };
+  // The native target only: a program found in the compilation cache needs nothing else.
+  static std::once_flag native_target;
+  std::call_once(native_target, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+  });
   auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();  // the host's CPU and features
   if (!builder) throw fail(builder.takeError());
   const std::string cpu = jit_target_cpu();

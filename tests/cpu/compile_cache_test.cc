@@ -1,7 +1,8 @@
 // The persistent compilation cache (compiler/cpu/object_cache.h): a second compile of the same
-// program loads the object code the first stored and computes the same bits; corrupt, truncated
-// and foreign entries are detected, removed and rebuilt, never loaded; concurrent writers leave
-// a whole entry; CJAX_CACHE_DIR=off stores nothing; another target CPU is another entry.
+// program loads the plan and object code the first stored (found by the program's text, before
+// any lowering, or by the lowered module) and computes the same bits; corrupt, truncated and
+// foreign entries are detected, removed and rebuilt, never loaded; concurrent writers leave a
+// whole entry; CJAX_CACHE_DIR=off stores nothing; another target CPU is another entry.
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -18,6 +19,8 @@
 #include "cjax/api.h"
 #include "compiler/cpu/executable.h"
 #include "compiler/cpu/object_cache.h"
+#include "compiler/cpu/program_plan.h"
+#include "ir/parse/parser.h"
 #include "runtime/interpreter.h"
 #include "tests/cpu/compare.h"
 
@@ -102,6 +105,53 @@ TEST_CASE("a second compile loads the object code the first stored, and computes
   for (size_t i = 0; i < got.size(); ++i) test::require_close(got[i], want[i]);
 }
 
+// A scan over checkpointed layers, differentiated: its backward program holds a checkpoint with a
+// policy inside the scan's body (a value no text pins down, which the code does not depend on).
+Jaxpr checkpointed_scan_grad(double scale) {
+  auto layer = [scale](const Array& h, const Array& w) {
+    return std::pair{jnp::tanh(jnp::matmul(h, w) * scale), std::tuple<>{}};
+  };
+  auto f = [&](const Array& h0, const Array& ws) {
+    auto saved = checkpoint(layer, policies::dots_with_no_batch_dims_saveable());
+    return jnp::sum(scan(saved, h0, ws).first);
+  };
+  return make_jaxpr(grad(f, argnums<0, 1>))(jnp::ones({4, 8}), jnp::ones({3, 8, 8}));
+}
+
+TEST_CASE("a program is found in the cache before it is lowered, policies and all") {
+  CacheDir dir("before-lowering");
+  const Jaxpr j = checkpointed_scan_grad(0.5);
+  const auto inputs = test::random_inputs(j, -1, 1, 11);
+  auto first = lower::compile(j, "scan");
+  CHECK(first->compile_stats().keyed_before_lowering);
+  CHECK_FALSE(first->compile_stats().from_cache);
+  auto second = lower::compile(j, "scan");
+  CHECK(second->compile_stats().keyed_before_lowering);
+  REQUIRE(second->compile_stats().from_cache);
+  // The plan read from the entry: the same functions, steps and runtime calls as the lowering's.
+  CHECK(second->compile_stats().functions == first->compile_stats().functions);
+  CHECK(second->compile_stats().steps == first->compile_stats().steps);
+  CHECK(second->compile_stats().runtime_calls == first->compile_stats().runtime_calls);
+  require_same_bits(second->run(inputs), first->run(inputs));
+  // Another scale is another program: another entry.
+  CHECK_FALSE(lower::compile(checkpointed_scan_grad(0.25), "scan")->compile_stats().from_cache);
+  CHECK(dir.entries().size() == 2);
+}
+
+TEST_CASE("a program holding an opaque parameter is keyed by its lowered module") {
+  CacheDir dir("module-key");
+  // The parser keeps a parameter value it does not know as an opaque one; the lowering ignores it.
+  const JaxprRef j =
+      parse_jaxpr("{ lambda ; a:f32[3]. let b:f32[3] = sin[accuracy=Weird(x=1)] a in (b,) }");
+  auto first = lower::compile(*j, "opaque");
+  CHECK_FALSE(first->compile_stats().keyed_before_lowering);
+  auto second = lower::compile(*j, "opaque");
+  CHECK(second->compile_stats().from_cache);
+  CHECK(second->compile_stats().lower_ms > 0);  // lowered, to find the key
+  const std::vector<runtime::Buffer> x = {runtime::Buffer::full(ShapedArray{DType::f32, {3}}, 1.0)};
+  require_same_bits(second->run(x), first->run(x));
+}
+
 TEST_CASE("a damaged cache entry is removed and rebuilt, never loaded") {
   CacheDir dir("damaged");
   const Jaxpr j = program(2.5);
@@ -146,10 +196,32 @@ TEST_CASE("a damaged cache entry is removed and rebuilt, never loaded") {
       fs::rename(lower::cached_object_path(dir.path, other_key), entry);
     });
   }
-  SECTION("a whole entry whose object code does not link") {
+  SECTION("a whole entry that is not a plan and object code") {
     damage_and_recompile([&] {
-      lower::store_cached_object(dir.path, entry.stem().string(), "garbage, not an ELF object");
+      lower::store_cached_object(dir.path, entry.stem().string(), "garbage, not an entry");
     });
+  }
+  // Whole entries (their checksums hold) whose parts are wrong: never run.
+  const auto parts = lower::load_cached_object(dir.path, entry.stem().string());
+  REQUIRE(parts);
+  const auto payload = lower::split_cache_payload(*parts);
+  REQUIRE(payload);
+  const std::string plan(payload->plan), object(payload->object);
+  auto store = [&](const std::string& p, const std::string& o) {
+    lower::store_cached_object(dir.path, entry.stem().string(), lower::cache_payload(p, o));
+  };
+  SECTION("a whole entry whose object code does not link") {
+    damage_and_recompile([&] { store(plan, "garbage, not an ELF object"); });
+  }
+  SECTION("a whole entry whose plan calls a function out of range") {
+    const size_t at = plan.find("\nstep ");
+    REQUIRE(at != std::string::npos);
+    std::string bad = plan;
+    bad.replace(at, 7, "\nstep 9");
+    damage_and_recompile([&] { store(bad, object); });
+  }
+  SECTION("a whole entry whose plan is cut short") {
+    damage_and_recompile([&] { store(plan.substr(0, plan.size() / 2), object); });
   }
 }
 
