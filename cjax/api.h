@@ -15,6 +15,7 @@
 #include "cjax/control_flow.h"
 #include "cjax/custom_derivatives.h"
 #include "cjax/eval_jaxpr.h"
+#include "cjax/index_update.h"
 #include "cjax/jit.h"
 #include "cjax/lax.h"
 #include "cjax/make_jaxpr.h"

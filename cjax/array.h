@@ -40,6 +40,7 @@ struct ShapeDtype {
 };
 
 class IndexArgs;
+class IndexUpdateRef;
 
 class Array {
  public:
@@ -103,6 +104,9 @@ class Array {
   Array astype(DType t, SourceInfo src = std::source_location::current()) const;
   // x[0], x[{ellipsis, slice(0, 64)}], x[{newaxis, all, 3}], x[i] with a traced integer i.
   Array operator[](const IndexArgs& index) const;
+  // JAX's x.at[index]: .get(), .set(y), .add(y), .multiply(y), .min(y), .max(y)
+  // (cjax/index_update.h).
+  IndexUpdateRef at(const IndexArgs& index) const;
 
   // Identity: two handles to the same array.
   const detail::ArrayImpl* id() const { return impl_.get(); }

@@ -1,24 +1,18 @@
 // NumPy indexing x[...] (jax/_src/numpy/indexing.py): static indices become slice / squeeze /
-// expand_dims; scalar integer Array indices become dynamic_slice. Gather-style indexing (integer
-// or boolean arrays of rank > 0) and negative slice steps (rev) are not supported.
+// expand_dims; scalar integer Array indices become dynamic_slice; integer arrays of rank > 0 go
+// through gather (indexing_gather.cc). Boolean masks, and negative slice steps outside a gather,
+// are not supported.
 #include <fmt/format.h>
 
 #include <algorithm>
 
 #include "cjax/bind.h"
+#include "cjax/indexing_internal.h"
 #include "cjax/lax.h"
 #include "cjax/numpy.h"
 
 namespace cjax::numpy {
-namespace {
-
-enum class Kind { none, ellipsis, slice, integer, array };
-
-struct Parsed {
-  Kind kind;
-  const Index* index;
-  std::vector<int64_t> axes;  // consumed axes
-};
+namespace detail {
 
 Kind kind_of(const Index& i, const SourceInfo& src) {
   const Index::Variant& v = i.value();
@@ -31,16 +25,9 @@ Kind kind_of(const Index& i, const SourceInfo& src) {
     throw_type_error(src, fmt::format("indexing: indexer must have integer type, got indexer with "
                                       "type {}",
                                       long_name(a.dtype())));
-  if (a.ndim() != 0)
-    throw UnsupportedError(location_prefix(src) +
-                           fmt::format("indexing: array indices of type {} need gather, which is "
-                                       "not supported; use scalar indices or slices",
-                                       a.aval().str_short()));
   return Kind::array;
 }
 
-// indexing._parse_indices followed by expand_ellipses: one entry per index, ellipses replaced by
-// full slices, trailing full slices added.
 std::vector<Parsed> parse(const std::vector<Index>& indices, const Shape& shape,
                           const SourceInfo& src, std::vector<Index>& storage) {
   std::vector<Kind> kinds;
@@ -79,7 +66,6 @@ std::vector<Parsed> parse(const std::vector<Index>& indices, const Shape& shape,
   return out;
 }
 
-// Python's slice.indices(size) for a positive or negative step.
 void slice_indices(const Slice& s, int64_t size, int64_t& start, int64_t& stop, int64_t& step,
                    const SourceInfo& src) {
   step = s.step.value_or(1);
@@ -94,6 +80,12 @@ void slice_indices(const Slice& s, int64_t size, int64_t& start, int64_t& stop, 
   start = clamp(s.start, step > 0 ? 0 : size - 1);
   stop = clamp(s.stop, step > 0 ? size : -1);
 }
+
+}  // namespace detail
+
+namespace {
+
+using namespace detail;
 
 Array static_index(const Array& a, const std::vector<Parsed>& parsed, const SourceInfo& src) {
   std::vector<int64_t> start, limit, strides, squeeze_axes, newaxis_dims;
@@ -184,6 +176,9 @@ Array dynamic_index(const Array& a, const std::vector<Parsed>& parsed, const Sou
 Array getitem(const Array& a, const std::vector<Index>& index, Loc src) {
   std::vector<Index> storage;
   std::vector<Parsed> parsed = parse(index, a.shape(), src, storage);
+  // Integer arrays of rank > 0 index through gather (NumPy's advanced indexing); otherwise
+  // slices and scalar indices become slice / dynamic_slice, as JAX rewrites them.
+  if (has_advanced_index(parsed)) return gather_index(a, parsed, src);
   bool dynamic = std::any_of(parsed.begin(), parsed.end(),
                              [](const Parsed& p) { return p.kind == Kind::array; });
   return dynamic ? dynamic_index(a, parsed, src) : static_index(a, parsed, src);

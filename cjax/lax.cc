@@ -393,13 +393,15 @@ Array slice(const Array& x, const std::vector<int64_t>& start_indices,
   return lax_ops::slice(e, x, start_indices, limit_indices, strides);
 }
 
-Array dynamic_slice(const Array& x, std::span<const Array> start_indices,
-                    const std::vector<int64_t>& slice_sizes, SourceInfo src) {
+namespace {
+
+// jax.lax.slicing._dynamic_slice_indices: negative indices count from the end.
+std::vector<Array> dynamic_slice_indices(std::string_view prim, const Array& x,
+                                         std::span<const Array> start_indices, SourceInfo src) {
   if (static_cast<int64_t>(start_indices.size()) != x.ndim())
-    throw_type_error(src, fmt::format("dynamic_slice: length of slice indices must match number "
+    throw_type_error(src, fmt::format("{}: length of slice indices must match number "
                                       "of operand dimensions ({} vs {})",
-                                      start_indices.size(), shape_str(x.shape())));
-  // jax.lax.slicing._dynamic_slice_indices: negative indices count from the end.
+                                      prim, start_indices.size(), shape_str(x.shape())));
   std::vector<Array> starts;
   for (size_t k = 0; k < start_indices.size(); ++k) {
     const Array& i = start_indices[k];
@@ -416,8 +418,72 @@ Array dynamic_slice(const Array& x, std::span<const Array> start_indices,
       starts.push_back(select(pred, numpy::add(i, d_arr, src), i, src));
     }
   }
+  return starts;
+}
+
+}  // namespace
+
+Array dynamic_slice(const Array& x, std::span<const Array> start_indices,
+                    const std::vector<int64_t>& slice_sizes, SourceInfo src) {
+  std::vector<Array> starts = dynamic_slice_indices("dynamic_slice", x, start_indices, src);
   TraceEmitter e(src);
   return lax_ops::dynamic_slice(e, x, starts, slice_sizes);
+}
+
+Array dynamic_update_slice(const Array& x, const Array& update,
+                           std::span<const Array> start_indices, SourceInfo src) {
+  std::vector<Array> starts = dynamic_slice_indices("dynamic_update_slice", x, start_indices, src);
+  TraceEmitter e(src);
+  return lax_ops::dynamic_update_slice(e, x, update, starts);
+}
+
+Array gather(const Array& operand, const Array& indices, const GatherDimensionNumbers& dn,
+             const std::vector<int64_t>& slice_sizes, const GatherOptions& options,
+             SourceInfo src) {
+  TraceEmitter e(src);
+  const std::optional<ParamValue> fill =
+      options.fill_value ? std::optional<ParamValue>(*options.fill_value) : std::nullopt;
+  return lax_ops::gather(e, operand, indices, dn, slice_sizes,
+                         options.mode.value_or(GatherScatterMode::promise_in_bounds), fill,
+                         options.unique_indices, options.indices_are_sorted);
+}
+
+namespace {
+
+Array scatter_with(std::string_view prim, const Array& operand, const Array& indices,
+                   const Array& updates, const ScatterDimensionNumbers& dn,
+                   const ScatterOptions& options, SourceInfo src) {
+  TraceEmitter e(src);
+  return lax_ops::scatter_op(e, prim, operand, indices, updates, dn,
+                             options.mode.value_or(GatherScatterMode::fill_or_drop),
+                             options.indices_are_sorted, options.unique_indices);
+}
+
+}  // namespace
+
+Array scatter(const Array& operand, const Array& indices, const Array& updates,
+              const ScatterDimensionNumbers& dn, const ScatterOptions& options, SourceInfo src) {
+  return scatter_with("scatter", operand, indices, updates, dn, options, src);
+}
+Array scatter_add(const Array& operand, const Array& indices, const Array& updates,
+                  const ScatterDimensionNumbers& dn, const ScatterOptions& options,
+                  SourceInfo src) {
+  return scatter_with("scatter-add", operand, indices, updates, dn, options, src);
+}
+Array scatter_mul(const Array& operand, const Array& indices, const Array& updates,
+                  const ScatterDimensionNumbers& dn, const ScatterOptions& options,
+                  SourceInfo src) {
+  return scatter_with("scatter-mul", operand, indices, updates, dn, options, src);
+}
+Array scatter_min(const Array& operand, const Array& indices, const Array& updates,
+                  const ScatterDimensionNumbers& dn, const ScatterOptions& options,
+                  SourceInfo src) {
+  return scatter_with("scatter-min", operand, indices, updates, dn, options, src);
+}
+Array scatter_max(const Array& operand, const Array& indices, const Array& updates,
+                  const ScatterDimensionNumbers& dn, const ScatterOptions& options,
+                  SourceInfo src) {
+  return scatter_with("scatter-max", operand, indices, updates, dn, options, src);
 }
 
 Array reduce_sum(const Array& x, const std::vector<int64_t>& axes, SourceInfo src) {

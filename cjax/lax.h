@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cjax/array.h"
+#include "ir/gather_params.h"
 #include "ir/params.h"
 #include "ir/source_info.h"
 
@@ -148,6 +149,48 @@ Array slice(const Array& x, const std::vector<int64_t>& start_indices,
 Array dynamic_slice(const Array& x, std::span<const Array> start_indices,
                     const std::vector<int64_t>& slice_sizes,
                     SourceInfo src = std::source_location::current());
+// lax.dynamic_update_slice: `update` written into x at the start indices (clamped so that it
+// fits; negative ones count from the end).
+Array dynamic_update_slice(const Array& x, const Array& update,
+                           std::span<const Array> start_indices,
+                           SourceInfo src = std::source_location::current());
+
+// lax.gather's keywords. An unset mode is PROMISE_IN_BOUNDS (lax.gather's None); fill_value is
+// used by FILL_OR_DROP only (unset: NaN for floats, the dtype's extreme for integers).
+struct GatherOptions {
+  bool unique_indices = false;
+  bool indices_are_sorted = false;
+  std::optional<GatherScatterMode> mode;
+  std::optional<double> fill_value;
+};
+// lax.gather (XLA's Gather; the index vector is the last dimension of `indices`).
+Array gather(const Array& operand, const Array& indices, const GatherDimensionNumbers& dn,
+             const std::vector<int64_t>& slice_sizes, const GatherOptions& options = {},
+             SourceInfo src = std::source_location::current());
+
+// The scatters' keywords. An unset mode is FILL_OR_DROP (lax.scatter*'s None): an update whose
+// window leaves the operand is dropped.
+struct ScatterOptions {
+  bool indices_are_sorted = false;
+  bool unique_indices = false;
+  std::optional<GatherScatterMode> mode;
+};
+// lax.scatter (replaces), scatter_add, scatter_mul, scatter_min, scatter_max (XLA's Scatter).
+Array scatter(const Array& operand, const Array& indices, const Array& updates,
+              const ScatterDimensionNumbers& dn, const ScatterOptions& options = {},
+              SourceInfo src = std::source_location::current());
+Array scatter_add(const Array& operand, const Array& indices, const Array& updates,
+                  const ScatterDimensionNumbers& dn, const ScatterOptions& options = {},
+                  SourceInfo src = std::source_location::current());
+Array scatter_mul(const Array& operand, const Array& indices, const Array& updates,
+                  const ScatterDimensionNumbers& dn, const ScatterOptions& options = {},
+                  SourceInfo src = std::source_location::current());
+Array scatter_min(const Array& operand, const Array& indices, const Array& updates,
+                  const ScatterDimensionNumbers& dn, const ScatterOptions& options = {},
+                  SourceInfo src = std::source_location::current());
+Array scatter_max(const Array& operand, const Array& indices, const Array& updates,
+                  const ScatterDimensionNumbers& dn, const ScatterOptions& options = {},
+                  SourceInfo src = std::source_location::current());
 
 // Reductions over `axes` (no keepdims).
 Array reduce_sum(const Array& x, const std::vector<int64_t>& axes,

@@ -10,6 +10,7 @@
 #include <initializer_list>
 #include <optional>
 #include <source_location>
+#include <string>
 #include <vector>
 
 #include "cjax/array.h"
@@ -183,8 +184,23 @@ Array linspace(const Array& start, const Array& stop, int64_t num = 50, bool end
 // ---- indexing
 // --------------------------------------------------------------------------------------------
 // a[index]: integers, slices, ellipsis and newaxis give slice / squeeze / broadcast_in_dim; a
-// scalar integer Array gives a dynamic_slice. (Gather-style array indices are not supported.)
+// scalar integer Array gives a dynamic_slice; integer arrays of rank > 0 (NumPy's advanced
+// indexing, broadcast together; negative entries count from the end) give a gather, in
+// PROMISE_IN_BOUNDS mode as JAX's (out-of-bounds indices are clamped). Boolean masks are not
+// supported.
 Array getitem(const Array& a, const std::vector<Index>& index, CJAX_LOC);
+
+// jnp.take(a, indices, axis, mode, fill_value): elements of `a` along `axis` (the flattened
+// array without one). mode "fill" (the default) reads fill_value (NaN for floats) where an index
+// is out of bounds, "clip" clamps, "wrap" wraps, "promise_in_bounds" trusts the indices.
+Array take(const Array& a, const Array& indices, std::optional<int64_t> axis = std::nullopt,
+           const std::string& mode = "fill", std::optional<double> fill_value = std::nullopt,
+           CJAX_LOC);
+// jnp.take_along_axis(arr, indices, axis, mode, fill_value): indices of arr's rank (dims other
+// than `axis` broadcast), e.g. the values at argsort's or argmax's positions.
+Array take_along_axis(const Array& arr, const Array& indices, std::optional<int64_t> axis,
+                      const std::string& mode = "fill",
+                      std::optional<double> fill_value = std::nullopt, CJAX_LOC);
 
 }  // namespace cjax::numpy
 

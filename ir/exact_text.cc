@@ -4,6 +4,7 @@
 
 #include <variant>
 
+#include "ir/gather_params.h"
 #include "ir/primitive.h"
 
 namespace cjax {
@@ -120,6 +121,8 @@ void ExactTextWriter::param(const ParamValue& v) {
     out_ += tuple ? ')' : ']';
   } else if (v.is<JaxprRef>() && v.as<JaxprRef>()) {
     jaxpr(*v.as<JaxprRef>());
+  } else if (v.is<OpaqueParam>() && opaque_text_is_exact(v.as<OpaqueParam>().text)) {
+    out_ += fmt::format("t{}:{}", v.as<OpaqueParam>().text.size(), v.as<OpaqueParam>().text);
   } else if ((v.is<PolicyRef>() || v.is<ObjectRef>()) && code_only_) {
     out_ += v.is<PolicyRef>() ? "p" : "o";
   } else if (v.is<PolicyRef>() && pinned_) {

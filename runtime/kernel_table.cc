@@ -24,6 +24,7 @@ class Table final : public KernelRegistry {
     register_convert_kernels(*this);
     register_shape_kernels(*this);
     register_slicing_kernels(*this);
+    register_gather_scatter_kernels(*this);
     register_reduction_kernels(*this);
     register_cumulative_kernels(*this);
     register_sort_kernels(*this);

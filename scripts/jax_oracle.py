@@ -446,6 +446,14 @@ def model_ops():
     s.case("at set", lambda: jaxpr(lambda a: a.at[1].set(0.0), m34))
     s.case("at add indices", lambda: jaxpr(lambda a, i, v: a.at[i].add(v), x3, jnp.array([0, 2, 0]), x3))
     s.case("at mul/min/max", lambda: jaxpr(lambda a, i: (a.at[i].mul(2.0), a.at[i].min(0.0), a.at[i].max(0.0)), x3, jnp.array([1])))
+    # tests/golden/derived/gather_scatter.md's cases, for JAX to print (the file says how they
+    # were derived without it).
+    x6432, i416 = ar(64, 32), jnp.zeros((4, 16), jnp.int32)
+    s.case("x[:, idx]", lambda: jaxpr(lambda a, b: a[:, b], x6432, i416))
+    s.case("x[idx1, idx2]", lambda: jaxpr(lambda a, b, c: a[b, c], x6432, i416, i416))
+    s.case("x.at[idx].set(y)", lambda: jaxpr(lambda a, b, c: a.at[b].set(c), x6432, i416, ar(4, 16, 32)))
+    s.case("two scatter-adds", lambda: jaxpr(lambda a, b, c: a.at[b].add(c).at[b].add(c), ar(8, 3), jnp.zeros(5, jnp.int32), ar(5, 3)))
+    s.case("vmap of x[idx]", lambda: jaxpr(jax.vmap(lambda a, b: a[b]), ar(2, 8, 3), jnp.zeros((2, 5), jnp.int32)))
     s.case("one_hot", lambda: jaxpr(lambda t: jax.nn.one_hot(t, 5), jnp.array([0, 3, 4])))
     s.case("einsum 2 operands", lambda: jaxpr(lambda a, b: jnp.einsum("ij,jk->ik", a, b), m23, m34))
     s.case("einsum 3 operands", lambda: jaxpr(lambda a, b, c: jnp.einsum("ij,jk,kl->il", a, b, c), m23, m34, ar(4, 2)))

@@ -114,8 +114,8 @@ std::vector<size_t> slots(const PlanReader& r, const std::vector<std::string_vie
 }  // namespace
 
 std::string write_plan(const ProgramPlan& plan) {
-  std::string out = fmt::format("{}\nslots {}\nfunctions {}\n", kHeader, plan.num_slots,
-                                plan.functions.size());
+  std::string out =
+      fmt::format("{}\nslots {}\nfunctions {}\n", kHeader, plan.num_slots, plan.functions.size());
   for (const CompiledFunction& f : plan.functions) {
     out += fmt::format("function {} {}", f.name, f.out_avals.size());
     for (size_t i = 0; i < f.out_avals.size(); ++i)

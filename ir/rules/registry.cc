@@ -43,6 +43,7 @@ const PrimitiveTable& table() {
     register_elementwise(t);
     register_structural(t);
     register_slicing(t);
+    register_gather_scatter(t);
     register_reductions(t);
     register_dot(t);
     register_calls(t);
@@ -111,7 +112,7 @@ const Primitive& opaque_primitive(std::string_view name) {
   prim->opaque = true;
   prim->call_body = std::string(retired_call_body(name));
   // JAX primitives cjax reads from text without knowing them, whose cost is known: they move data.
-  if (name == "copy_p" || name == "gather") prim->flop_count = FlopCount::none;
+  if (name == "copy_p") prim->flop_count = FlopCount::none;
   // Params of an unknown primitive are kept verbatim and print in the order they were read.
   prim->print_params = [](const Params& params) {
     std::vector<ParamRef> out;

@@ -29,14 +29,15 @@ class PrimitiveTable {
 };
 
 // One per family file.
-void register_elementwise(PrimitiveTable& table);   // elementwise.cc: unary, binary, select, ...
-void register_structural(PrimitiveTable& table);    // structural.cc: broadcast, reshape, iota, ...
-void register_slicing(PrimitiveTable& table);       // slicing.cc: slice, dynamic_(update_)slice
-void register_reductions(PrimitiveTable& table);    // reductions.cc: reduce_*, arg*, cum*, sort
-void register_dot(PrimitiveTable& table);           // dot.cc: dot_general
-void register_calls(PrimitiveTable& table);         // calls.cc: jit, remat2, custom_*, device_put
-void register_control_flow(PrimitiveTable& table);  // control_flow.cc: cond, while, scan
-void register_collectives(PrimitiveTable& table);   // collectives.cc: psum, axis_index, ...
-void register_random(PrimitiveTable& table);        // random.cc: random_*, threefry2x32
+void register_elementwise(PrimitiveTable& table);  // elementwise.cc: unary, binary, select, ...
+void register_structural(PrimitiveTable& table);   // structural.cc: broadcast, reshape, iota, ...
+void register_slicing(PrimitiveTable& table);      // slicing.cc: slice, dynamic_(update_)slice
+void register_gather_scatter(PrimitiveTable& table);  // gather_scatter.cc: gather, scatter*
+void register_reductions(PrimitiveTable& table);      // reductions.cc: reduce_*, arg*, cum*, sort
+void register_dot(PrimitiveTable& table);             // dot.cc: dot_general
+void register_calls(PrimitiveTable& table);           // calls.cc: jit, remat2, custom_*, device_put
+void register_control_flow(PrimitiveTable& table);    // control_flow.cc: cond, while, scan
+void register_collectives(PrimitiveTable& table);     // collectives.cc: psum, axis_index, ...
+void register_random(PrimitiveTable& table);          // random.cc: random_*, threefry2x32
 
 }  // namespace cjax

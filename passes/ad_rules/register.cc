@@ -13,6 +13,7 @@ void ensure_builtin_ad_rules() {
     register_select_ad_rules();
     register_structural_ad_rules();
     register_slicing_ad_rules();
+    register_gather_scatter_ad_rules();
     register_reduction_ad_rules();
     register_cumulative_ad_rules();
     register_identity_ad_rules();

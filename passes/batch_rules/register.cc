@@ -11,6 +11,7 @@ void register_batch_rules() {
   register_call_batch_rules();
   register_control_flow_batch_rules();
   register_sequential_batch_rules();
+  register_gather_scatter_batch_rules();
   register_custom_batch_rules();
   register_collective_batch_rules();
   register_random_batch_rules();

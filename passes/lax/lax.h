@@ -10,6 +10,7 @@
 #include "passes/lax/dot.h"
 #include "passes/lax/elementwise.h"
 #include "passes/lax/emitter.h"
+#include "passes/lax/gather.h"
 #include "passes/lax/reductions.h"
 #include "passes/lax/slicing.h"
 #include "passes/lax/structural.h"

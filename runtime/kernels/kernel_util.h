@@ -39,19 +39,20 @@ class KernelRegistry {
 // One registration function per file of runtime/kernels/, all called once when the kernel table
 // is first used (explicit calls: a static library drops object files nothing references).
 // One file per primitive family, named after the family of ir/rules/.
-void register_unary_kernels(KernelRegistry& r);         // elementwise_unary.cc
-void register_binary_kernels(KernelRegistry& r);        // elementwise_binary.cc
-void register_select_kernels(KernelRegistry& r);        // elementwise_select.cc
-void register_convert_kernels(KernelRegistry& r);       // elementwise_convert.cc
-void register_identity_kernels(KernelRegistry& r);      // elementwise_identity.cc
-void register_shape_kernels(KernelRegistry& r);         // structural.cc
-void register_slicing_kernels(KernelRegistry& r);       // slicing.cc
-void register_reduction_kernels(KernelRegistry& r);     // reductions.cc
-void register_cumulative_kernels(KernelRegistry& r);    // reductions_cumulative.cc
-void register_sort_kernels(KernelRegistry& r);          // reductions_sort.cc
-void register_dot_kernels(KernelRegistry& r);           // dot.cc
-void register_control_flow_kernels(KernelRegistry& r);  // control_flow.cc
-void register_random_kernels(KernelRegistry& r);        // random.cc
+void register_unary_kernels(KernelRegistry& r);           // elementwise_unary.cc
+void register_binary_kernels(KernelRegistry& r);          // elementwise_binary.cc
+void register_select_kernels(KernelRegistry& r);          // elementwise_select.cc
+void register_convert_kernels(KernelRegistry& r);         // elementwise_convert.cc
+void register_identity_kernels(KernelRegistry& r);        // elementwise_identity.cc
+void register_shape_kernels(KernelRegistry& r);           // structural.cc
+void register_slicing_kernels(KernelRegistry& r);         // slicing.cc
+void register_gather_scatter_kernels(KernelRegistry& r);  // gather_scatter.cc
+void register_reduction_kernels(KernelRegistry& r);       // reductions.cc
+void register_cumulative_kernels(KernelRegistry& r);      // reductions_cumulative.cc
+void register_sort_kernels(KernelRegistry& r);            // reductions_sort.cc
+void register_dot_kernels(KernelRegistry& r);             // dot.cc
+void register_control_flow_kernels(KernelRegistry& r);    // control_flow.cc
+void register_random_kernels(KernelRegistry& r);          // random.cc
 
 // The primitive whose kernel runs on this thread (set by apply_primitive), for messages.
 std::string_view current_primitive();

@@ -22,7 +22,8 @@ lower::ProgramPlan sample_plan() {
   const Jaxpr dot = make_jaxpr([](const Array& a, const Array& b) { return jnp::matmul(a, b); })(
       jnp::ones({8, 4}), jnp::ones({4, 2}));
   plan.calls.push_back(lower::runtime_call_from_text(to_string(dot)));
-  plan.functions.push_back({"seg0", nullptr, {{DType::f32, {8, 2}}, {DType::f32, {8, 4}}}, {-1, 0}});
+  plan.functions.push_back(
+      {"seg0", nullptr, {{DType::f32, {8, 2}}, {DType::f32, {8, 4}}}, {-1, 0}});
   plan.functions.push_back({"seg1", nullptr, {{DType::f32, {}}}, {-1}});
   plan.steps.push_back({0, {0, 1}, {2, 3}, {1}});
   plan.steps.push_back({1, {2}, {4}, {2}});
@@ -77,9 +78,8 @@ TEST_CASE("a damaged plan is refused with its line, never run") {
 }
 
 TEST_CASE("a runtime call's text names one eqn the back end can run") {
-  CHECK_THROWS_WITH(
-      lower::runtime_call_from_text("{ lambda ; a:f32[3]. let  in (a,) }"),
-      Catch::Contains("holds 0 eqns, not one"));
+  CHECK_THROWS_WITH(lower::runtime_call_from_text("{ lambda ; a:f32[3]. let  in (a,) }"),
+                    Catch::Contains("holds 0 eqns, not one"));
   const auto kernel = lower::runtime_call_from_text(
       "{ lambda ; a:i32[3] b:i32[3]. let c:i32[3] = div a b in (c,) }");
   CHECK(kernel->describe() == "div via the interpreter's kernel");

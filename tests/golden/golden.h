@@ -32,17 +32,29 @@ inline std::string wild_jaxpr(const std::string& name) {
   return t;
 }
 
-// The text JAX printed for case `title` of tests/golden/jax_0_11_2/<file> (written by
-// scripts/jax_oracle.py: `## title`, then the text inside a ``` fence).
-inline std::string jax_case(const std::string& file, const std::string& title) {
-  const std::string all = text("jax_0_11_2/" + file);
+// Case `title` of tests/golden/<path>: `## title`, then the text inside a ``` fence.
+inline std::string case_in(const std::string& path, const std::string& title) {
+  const std::string all = text(path);
   const std::string head = "## " + title + "\n```\n";
   const size_t at = all.find(head);
   if (at == std::string::npos)
-    throw std::runtime_error("no case '" + title + "' in tests/golden/jax_0_11_2/" + file);
+    throw std::runtime_error("no case '" + title + "' in tests/golden/" + path);
   const size_t begin = at + head.size();
   const size_t end = all.find("\n```", begin);
   return all.substr(begin, end - begin);
+}
+
+// The text JAX printed for case `title` of tests/golden/jax_0_11_2/<file> (written by
+// scripts/jax_oracle.py).
+inline std::string jax_case(const std::string& file, const std::string& title) {
+  return case_in("jax_0_11_2/" + file, title);
+}
+
+// Case `title` of tests/golden/derived/<file>: a jaxpr derived from JAX's source where no JAX
+// was at hand to print it (the file says from which functions); to be replaced by JAX's own
+// output (scripts/jax_oracle.py) when a session has it.
+inline std::string derived_case(const std::string& file, const std::string& title) {
+  return case_in("derived/" + file, title);
 }
 
 // The numbers of an array numpy printed ("[[-0.66,  0.34], ...]").

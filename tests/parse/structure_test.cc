@@ -214,7 +214,7 @@ TEST_CASE("parse: avals keep the annotations cjax does not model", "[parse]") {
 TEST_CASE("parse: param values", "[parse]") {
   JaxprRef j = parse_jaxpr(
       "{ lambda ; a:f32[4,8] b:i32[2]. let\n"
-      "    c:f32[8] = gather[\n"
+      "    c:f32[8] = custom_kernel[\n"
       "      dimension_numbers=GatherDimensionNumbers(offset_dims=(0,), collapsed_slice_dims=(0,), "
       "start_index_map=(0,))\n"
       "      fill_value=nan\n"
