@@ -143,9 +143,8 @@ GatherIndexer index_to_gather(const Shape& x_shape, const std::vector<Parsed>& p
         const int64_t dim = x_shape[x_axis];
         int64_t start, stop, step;
         slice_indices(std::get<Slice>(p.index->value()), dim, start, stop, step, src);
-        const int64_t size =
-            step > 0 ? std::max<int64_t>(0, (stop - start + step - 1) / step)
-                     : std::max<int64_t>(0, (start - stop - step - 1) / -step);
+        const int64_t size = step > 0 ? std::max<int64_t>(0, (stop - start + step - 1) / step)
+                                      : std::max<int64_t>(0, (start - stop - step - 1) / -step);
         r.slice_shape.push_back(size);
         if (step == 1) {
           if (size != dim) {
@@ -156,8 +155,8 @@ GatherIndexer index_to_gather(const Shape& x_shape, const std::vector<Parsed>& p
           r.gather_slice_shape.push_back(size);
           offset_dims.push_back(collapsed_y_axis);
         } else {
-          const Array steps = lax::mul(i32_constant(step, src), lax::iota(DType::i32, size, src),
-                                       src);
+          const Array steps =
+              lax::mul(i32_constant(step, src), lax::iota(DType::i32, size, src), src);
           Array indices = lax::add(i32_constant(start, src), steps, src);
           if (step < 0) {
             r.reversed_y_dims.push_back(collapsed_y_axis);
@@ -240,8 +239,8 @@ GatherScatterMode take_mode(std::string_view op, const std::string& mode, const 
 
 void expect_integer_indices(std::string_view op, const Array& indices, const SourceInfo& src) {
   if (!is_integer(indices.dtype()))
-    throw_type_error(src, fmt::format("{}: indices must be integers, got {}", op,
-                                      indices.aval().str_short()));
+    throw_type_error(
+        src, fmt::format("{}: indices must be integers, got {}", op, indices.aval().str_short()));
 }
 
 }  // namespace
@@ -389,8 +388,7 @@ Array IndexUpdateRef::update(std::string_view prim, const Array& y,
   const Array xy[] = {x_, y};
   std::vector<Array> promoted = numpy::detail::promote_dtypes(xy, src_);
   Array updates = numpy::broadcast_to(promoted[1], indexer.slice_shape, src_);
-  if (!indexer.newaxis_dims.empty())
-    updates = numpy::squeeze(updates, indexer.newaxis_dims, src_);
+  if (!indexer.newaxis_dims.empty()) updates = numpy::squeeze(updates, indexer.newaxis_dims, src_);
   if (!indexer.reversed_y_dims.empty()) updates = lax::rev(updates, indexer.reversed_y_dims, src_);
   const lax::ScatterOptions o{indexer.indices_are_sorted || options.indices_are_sorted,
                               indexer.unique_indices || options.unique_indices, options.mode};

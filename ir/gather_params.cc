@@ -103,8 +103,8 @@ std::vector<int64_t> field(const Fields& f, std::string_view name, std::string_v
   throw Error(fmt::format("{} lacks its field {}", name, key));
 }
 
-void check_fields(const Fields& f,
-                  std::string_view name, std::initializer_list<std::string_view> known) {
+void check_fields(const Fields& f, std::string_view name,
+                  std::initializer_list<std::string_view> known) {
   for (const auto& [key, _] : f)
     if (std::find(known.begin(), known.end(), key) == known.end())
       throw Error(fmt::format("{} has no field {}", name, key));
@@ -193,9 +193,8 @@ GatherScatterMode gather_scatter_mode(const ParamValue& v) {
 
 bool opaque_text_is_exact(std::string_view text) {
   text = trim(text);
-  for (std::string_view exact :
-       {std::string_view("GatherDimensionNumbers("), std::string_view("ScatterDimensionNumbers("),
-        kModePrefix})
+  for (std::string_view exact : {std::string_view("GatherDimensionNumbers("),
+                                 std::string_view("ScatterDimensionNumbers("), kModePrefix})
     if (text.substr(0, exact.size()) == exact) return true;
   return false;
 }

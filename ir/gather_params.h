@@ -41,7 +41,7 @@ struct ScatterDimensionNumbers {
 // a gather's out-of-bounds slice reads the fill value, a scatter's update is dropped;
 // promise_in_bounds: the caller promises none (cjax clamps, as XLA does on CPU).
 enum class GatherScatterMode { clip, fill_or_drop, promise_in_bounds };
-ParamValue to_param(GatherScatterMode mode);  // GatherScatterMode.CLIP, ...
+ParamValue to_param(GatherScatterMode mode);                 // GatherScatterMode.CLIP, ...
 GatherScatterMode gather_scatter_mode(const ParamValue& v);  // throws cjax::Error
 
 // Whether an opaque param's text is the whole of its value (one of the types above), so that

@@ -26,8 +26,9 @@ void check_dims(std::string_view prim, std::string_view what, const std::vector<
   std::set<int64_t> seen;
   for (size_t i = 0; i < dims.size(); ++i) {
     if (dims[i] < 0 || dims[i] >= bound)
-      fail_got(prim, fmt::format("{} {} holds {}, out of range for {} dimensions", what,
-                                 ints_str(dims), dims[i], bound),
+      fail_got(prim,
+               fmt::format("{} {} holds {}, out of range for {} dimensions", what, ints_str(dims),
+                           dims[i], bound),
                in);
     if (!seen.insert(dims[i]).second)
       fail_got(prim, fmt::format("{} {} repeats {}", what, ints_str(dims), dims[i]), in);
@@ -98,15 +99,15 @@ AvalList gather_rule(Avals in, const Params& params) {
   check_batching(kPrim, operand, indices, dn.operand_batching_dims, dn.start_indices_batching_dims,
                  in);
   if (static_cast<int64_t>(sizes.size()) != operand.rank())
-    fail_got(kPrim,
-             fmt::format("slice_sizes {} must have one entry per operand dimension",
-                         ints_str(sizes)),
-             in);
+    fail_got(
+        kPrim,
+        fmt::format("slice_sizes {} must have one entry per operand dimension", ints_str(sizes)),
+        in);
   for (int64_t d = 0; d < operand.rank(); ++d) {
     if (sizes[d] < 0 || sizes[d] > operand.shape[d])
       fail_got(kPrim, fmt::format("slice_sizes {} out of bounds", ints_str(sizes)), in);
-    const bool dropped = contains(dn.collapsed_slice_dims, d) ||
-                         contains(dn.operand_batching_dims, d);
+    const bool dropped =
+        contains(dn.collapsed_slice_dims, d) || contains(dn.operand_batching_dims, d);
     if (dropped && sizes[d] > 1)
       fail_got(kPrim,
                fmt::format("slice_sizes {} must be 0 or 1 at collapsed and batching dim {}",
@@ -162,10 +163,10 @@ AvalList scatter_rule(std::string_view prim, Avals in, const Params& params) {
              in);
   check_dims(prim, "update_window_dims", dn.update_window_dims, updates.rank(), true, in);
   check_dims(prim, "inserted_window_dims", dn.inserted_window_dims, operand.rank(), true, in);
-  check_dims(prim, "scatter_dims_to_operand_dims", dn.scatter_dims_to_operand_dims,
-             operand.rank(), false, in);
-  check_batching(prim, operand, indices, dn.operand_batching_dims,
-                 dn.scatter_indices_batching_dims, in);
+  check_dims(prim, "scatter_dims_to_operand_dims", dn.scatter_dims_to_operand_dims, operand.rank(),
+             false, in);
+  check_batching(prim, operand, indices, dn.operand_batching_dims, dn.scatter_indices_batching_dims,
+                 in);
   std::vector<int64_t> window_operand_dims;
   for (int64_t d = 0; d < operand.rank(); ++d)
     if (!contains(dn.inserted_window_dims, d) && !contains(dn.operand_batching_dims, d))
@@ -200,12 +201,12 @@ AvalList scatter_rule(std::string_view prim, Avals in, const Params& params) {
 }  // namespace
 
 JaxprRef scatter_update_jaxpr(std::string_view scatter_prim, DType dtype) {
-  static const std::map<std::string_view, std::string_view> kCombine = {
-      {"scatter-add", "add"}, {"scatter-mul", "mul"}, {"scatter-min", "min"},
-      {"scatter-max", "max"}};
+  static const std::map<std::string_view, std::string_view> kCombine = {{"scatter-add", "add"},
+                                                                        {"scatter-mul", "mul"},
+                                                                        {"scatter-min", "min"},
+                                                                        {"scatter-max", "max"}};
   const auto combine = kCombine.find(scatter_prim);
-  if (combine == kCombine.end())
-    throw Error(fmt::format("{} has no update jaxpr", scatter_prim));
+  if (combine == kCombine.end()) throw Error(fmt::format("{} has no update jaxpr", scatter_prim));
   static std::mutex mu;
   static std::map<std::pair<std::string_view, DType>, JaxprRef> cache;
   std::lock_guard lock(mu);

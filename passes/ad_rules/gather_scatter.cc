@@ -161,8 +161,8 @@ void register_gather_scatter_ad_rules() {
     const Atom& ct = *a.cts[0];
     std::vector<Cotangent> cts(a.args.size());
     const Atom zeros = full(a.b, a.args[0].aval().shape, 0.0, ct.aval().dtype);
-    cts[0] = scatter_add(a.b, zeros, a.args[1].value, ct, scatter_of(p.dn), p.mode, p.sorted,
-                         p.unique);
+    cts[0] =
+        scatter_add(a.b, zeros, a.args[1].value, ct, scatter_of(p.dn), p.mode, p.sorted, p.unique);
     return cts;
   };
 
@@ -188,15 +188,16 @@ void register_gather_scatter_ad_rules() {
     expect_nonlinear_indices(a);
     const ScatterParams p(a.eqn.params);
     if (!p.unique)
-      unsupported("transpose: scatter with indices not marked unique (its jvp masks repeated "
-                  "ones and transposes as scatter-add)",
-                  a.eqn);
+      unsupported(
+          "transpose: scatter with indices not marked unique (its jvp masks repeated "
+          "ones and transposes as scatter-add)",
+          a.eqn);
     const Atom& t = *a.cts[0];
     std::vector<Cotangent> cts(a.args.size());
     if (a.args[0].linear) {
       const Atom zeros = zeros_of(a.b, a.args[2].aval());
-      cts[0] = scatter_op(a.b, "scatter", t, a.args[1].value, zeros, p.dn, p.mode, p.sorted,
-                          p.unique);
+      cts[0] =
+          scatter_op(a.b, "scatter", t, a.args[1].value, zeros, p.dn, p.mode, p.sorted, p.unique);
     }
     if (a.args[2].linear)
       cts[2] = gather_windows(a.b, t, a.args[1].value, p, a.args[2].aval().shape);
@@ -209,14 +210,15 @@ void register_gather_scatter_ad_rules() {
     const Atom& i = a.primals[1];
     const Atom& y = a.primals[2];
     std::vector<Atom> terms;
-    if (a.tangents[0]) terms.push_back(emit1(a.b, "scatter-mul", {*a.tangents[0], i, y}, a.eqn.params));
+    if (a.tangents[0])
+      terms.push_back(emit1(a.b, "scatter-mul", {*a.tangents[0], i, y}, a.eqn.params));
     if (a.tangents[2]) {
       if (!p.unique)
         unsupported("jvp: scatter-mul with respect to its updates needs unique indices (as JAX)",
                     a.eqn);
       const Atom zeros = zeros_like_aval(a.b, x.aval());
-      const Atom spread = scatter_add(a.b, zeros, i, *a.tangents[2], p.dn, p.mode, p.sorted,
-                                      p.unique);
+      const Atom spread =
+          scatter_add(a.b, zeros, i, *a.tangents[2], p.dn, p.mode, p.sorted, p.unique);
       terms.push_back(mul(a.b, x, spread));
     }
     if (terms.empty()) return {std::nullopt};
@@ -225,8 +227,7 @@ void register_gather_scatter_ad_rules() {
   define_pass_rules("scatter-mul").transpose = [](const TransposeRuleArgs& a) {
     expect_nonlinear_indices(a);
     const ScatterParams p(a.eqn.params);
-    if (a.args[2].linear)
-      unsupported("transpose: scatter-mul is not linear in its updates", a.eqn);
+    if (a.args[2].linear) unsupported("transpose: scatter-mul is not linear in its updates", a.eqn);
     const Atom& t = *a.cts[0];
     std::vector<Cotangent> cts(a.args.size());
     if (a.args[0].linear)

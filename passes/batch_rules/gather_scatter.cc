@@ -36,12 +36,9 @@ BatchedOutputs gather(const BatchRuleArgs& a) {
   if (a.dims[0] && !a.dims[1]) {
     operand = moveaxis(a.b, operand, *a.dims[0], 0);
     sizes.insert(sizes.begin(), n);
-    dn = {zero_then(dn.offset_dims),
-          plus_one(dn.collapsed_slice_dims),
-          plus_one(dn.start_index_map),
-          plus_one(dn.operand_batching_dims),
-          dn.start_indices_batching_dims,
-          {1, 0, 0, 0, dn.numpy_from[4]}};
+    dn = {zero_then(dn.offset_dims),      plus_one(dn.collapsed_slice_dims),
+          plus_one(dn.start_index_map),   plus_one(dn.operand_batching_dims),
+          dn.start_indices_batching_dims, {1, 0, 0, 0, dn.numpy_from[4]}};
   } else if (!a.dims[0] && a.dims[1]) {
     indices = moveaxis(a.b, indices, *a.dims[1], 0);
     dn.offset_dims = plus_one(dn.offset_dims);
@@ -74,12 +71,9 @@ BatchedOutputs scatter(const BatchRuleArgs& a) {
   const Atom updates = bdim_at_front(a.b, a.args[2], a.dims[2], n);
   Atom indices = a.args[1];
   if (!a.dims[1]) {
-    dn = {zero_then(dn.update_window_dims),
-          plus_one(dn.inserted_window_dims),
-          plus_one(dn.scatter_dims_to_operand_dims),
-          plus_one(dn.operand_batching_dims),
-          dn.scatter_indices_batching_dims,
-          {1, 0, 0, 0, dn.numpy_from[4]}};
+    dn = {zero_then(dn.update_window_dims),          plus_one(dn.inserted_window_dims),
+          plus_one(dn.scatter_dims_to_operand_dims), plus_one(dn.operand_batching_dims),
+          dn.scatter_indices_batching_dims,          {1, 0, 0, 0, dn.numpy_from[4]}};
   } else {
     indices = moveaxis(a.b, indices, *a.dims[1], 0);
     dn = {plus_one(dn.update_window_dims),

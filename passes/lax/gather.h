@@ -9,8 +9,8 @@
 
 #include "ir/gather_params.h"
 #include "ir/rules/gather_scatter.h"
-#include "passes/lax/emitter.h"
 #include "passes/lax/elementwise.h"
+#include "passes/lax/emitter.h"
 
 namespace cjax::lax_ops {
 
@@ -33,7 +33,8 @@ inline ParamValue gather_fill_value(GatherScatterMode mode, DType dtype,
 template <Emitter E>
 value_t<E> gather(E& e, const value_t<E>& operand, const value_t<E>& indices,
                   const GatherDimensionNumbers& dn, const Shape& slice_sizes,
-                  GatherScatterMode mode, const std::optional<ParamValue>& fill_value = std::nullopt,
+                  GatherScatterMode mode,
+                  const std::optional<ParamValue>& fill_value = std::nullopt,
                   bool unique_indices = false, bool indices_are_sorted = false) {
   Params p{{"dimension_numbers", dn.to_param()},
            {"fill_value", gather_fill_value(mode, operand.aval().dtype, fill_value)},
@@ -75,8 +76,9 @@ value_t<E> scatter_add(E& e, const value_t<E>& operand, const value_t<E>& indice
 // The gather that reads back what a scatter with `dn` writes (and the scatter that a gather's
 // transpose writes): the same dims under the other type's names.
 inline GatherDimensionNumbers gather_of(const ScatterDimensionNumbers& dn) {
-  return {dn.update_window_dims,    dn.inserted_window_dims,          dn.scatter_dims_to_operand_dims,
-          dn.operand_batching_dims, dn.scatter_indices_batching_dims, dn.numpy_from};
+  return {
+      dn.update_window_dims,    dn.inserted_window_dims,          dn.scatter_dims_to_operand_dims,
+      dn.operand_batching_dims, dn.scatter_indices_batching_dims, dn.numpy_from};
 }
 inline ScatterDimensionNumbers scatter_of(const GatherDimensionNumbers& dn) {
   return {dn.offset_dims,           dn.collapsed_slice_dims,        dn.start_index_map,
@@ -89,11 +91,10 @@ inline Shape scatter_slice_sizes(const ScatterDimensionNumbers& dn, int64_t oper
   Shape sizes;
   size_t pos = 0;
   for (int64_t i = 0; i < operand_rank; ++i) {
-    const bool one =
-        std::find(dn.inserted_window_dims.begin(), dn.inserted_window_dims.end(), i) !=
-            dn.inserted_window_dims.end() ||
-        std::find(dn.operand_batching_dims.begin(), dn.operand_batching_dims.end(), i) !=
-            dn.operand_batching_dims.end();
+    const bool one = std::find(dn.inserted_window_dims.begin(), dn.inserted_window_dims.end(), i) !=
+                         dn.inserted_window_dims.end() ||
+                     std::find(dn.operand_batching_dims.begin(), dn.operand_batching_dims.end(),
+                               i) != dn.operand_batching_dims.end();
     sizes.push_back(one ? 1 : updates_shape[dn.update_window_dims[pos++]]);
   }
   return sizes;

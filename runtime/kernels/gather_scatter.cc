@@ -137,15 +137,15 @@ void gather_kernel(const Params& params, std::span<const Buffer> in, std::span<B
   for (int64_t d : batch_shape) batches *= d;
   std::vector<int64_t> start(static_cast<size_t>(oa.rank()));
   for (int64_t b = 0; b < batches; ++b) {
-    const bool inside = operand_start(idx, batch_shape, b, dn.start_index_map,
-                                      dn.operand_batching_dims, dn.start_indices_batching_dims,
-                                      oa.shape, sizes, mode != GatherScatterMode::fill_or_drop,
-                                      start);
+    const bool inside =
+        operand_start(idx, batch_shape, b, dn.start_index_map, dn.operand_batching_dims,
+                      dn.start_indices_batching_dims, oa.shape, sizes,
+                      mode != GatherScatterMode::fill_or_drop, start);
     int64_t out_base = 0, in_base = 0;
     for (size_t j = 0, rest = static_cast<size_t>(b); j < batch_shape.size(); ++j) {
       const size_t d = batch_shape.size() - 1 - j;
-      out_base += static_cast<int64_t>(rest % static_cast<size_t>(batch_shape[d])) *
-                  rs[out_batch_dims[d]];
+      out_base +=
+          static_cast<int64_t>(rest % static_cast<size_t>(batch_shape[d])) * rs[out_batch_dims[d]];
       rest /= static_cast<size_t>(batch_shape[d]);
     }
     for (size_t d = 0; d < start.size(); ++d) in_base += start[d] * os[d];
@@ -170,8 +170,8 @@ void scatter_kernel(const Params& params, std::span<const Buffer> in, std::span<
   const ShapedArray& ia = in[1].aval();
   const ShapedArray& ua = in[2].aval();
   if (!out[0].aval().same_type(oa) || ua.dtype != oa.dtype || ia.rank() < 1)
-    kernel_type_error("operand {}, indices {}, updates {} and output {} do not fit",
-                      oa.str_short(), ia.str_short(), ua.str_short(), out[0].aval().str_short());
+    kernel_type_error("operand {}, indices {}, updates {} and output {} do not fit", oa.str_short(),
+                      ia.str_short(), ua.str_short(), out[0].aval().str_short());
   const Shape batch_shape(ia.shape.begin(), ia.shape.end() - 1);
   std::vector<int64_t> update_batch_dims, operand_window_dims;
   for (int64_t d = 0; d < ua.rank(); ++d)

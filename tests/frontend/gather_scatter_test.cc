@@ -111,7 +111,8 @@ TEST_CASE("integer-array indexing gathers what NumPy's advanced indexing does") 
   CHECK(p.shape() == Shape{2, 2});
   CHECK(p.to_vector<float>() == std::vector<float>{1, 19, 5, 23});
   // A column pick beside a slice, and an array index with a scalar one.
-  CHECK(x[{Slice{1, 3, std::nullopt}, ints({5, 0}, {2})}].to_vector<float>() == std::vector<float>{11, 6, 17, 12});
+  CHECK(x[{Slice{1, 3, std::nullopt}, ints({5, 0}, {2})}].to_vector<float>() ==
+        std::vector<float>{11, 6, 17, 12});
   CHECK(x[{ints({1, 2}, {2}), 4}].to_vector<float>() == std::vector<float>{10, 16});
   // Advanced indices apart (x3[idx, :, idx]) put the broadcast dims first, as NumPy.
   const Array x3 = jnp::reshape(jnp::arange(24.0f), {2, 3, 4});
@@ -164,13 +165,15 @@ TEST_CASE(".at[...]: set, add, multiply, min and max, repeated and out-of-bounds
   CHECK((set[1] == 10 || set[1] == 20));  // one of the repeated updates wins
   CHECK(set[3] == 30);
   CHECK(x.at(2).set(9.0f).to_vector<float>() == std::vector<float>{1, 2, 9, 4});
-  CHECK(x.at(Slice{1, 3, std::nullopt}).add(1.0f).to_vector<float>() == std::vector<float>{1, 3, 4, 4});
+  CHECK(x.at(Slice{1, 3, std::nullopt}).add(1.0f).to_vector<float>() ==
+        std::vector<float>{1, 3, 4, 4});
   CHECK(x.at(-1).mul(2.0f).to_vector<float>() == std::vector<float>{1, 2, 3, 8});
   // An embedding's gradient: rows accumulated per token.
   const Array grads = jnp::zeros({3, 2}).at(ints({2, 0, 2}, {3})).add(jnp::ones({3, 2}));
   CHECK(grads.to_vector<float>() == std::vector<float>{1, 1, 0, 0, 2, 2});
   // get with a mode: out of bounds reads the fill value.
-  CHECK(std::isnan(x.at(ints({9}, {1})).get(GatherScatterMode::fill_or_drop).to_vector<float>()[0]));
+  CHECK(
+      std::isnan(x.at(ints({9}, {1})).get(GatherScatterMode::fill_or_drop).to_vector<float>()[0]));
   CHECK(x.at(ints({9}, {1})).get(GatherScatterMode::clip).to_vector<float>()[0] == 4);
   CHECK(x.at(ints({9}, {1})).get(GatherScatterMode::fill_or_drop, 0.5).item() == 0.5);
 }
@@ -196,11 +199,13 @@ TEST_CASE("gradients through gather and the scatters match finite differences") 
   const Array unique = ints({1, 3}, {2});
   const Array v = random_f64(rng, {2, 3});
   auto scaled = [&](const Array& a) {
-    return jnp::sum(jnp::cos(a.at(unique).multiply(v, {.unique_indices = true, .mode = std::nullopt})));
+    return jnp::sum(
+        jnp::cos(a.at(unique).multiply(v, {.unique_indices = true, .mode = std::nullopt})));
   };
   check_close(grad(scaled)(w), numeric_grad(scaled, w));
   auto scaled_updates = [&](const Array& upd) {
-    return jnp::sum(jnp::cos(w.at(unique).multiply(upd, {.unique_indices = true, .mode = std::nullopt})));
+    return jnp::sum(
+        jnp::cos(w.at(unique).multiply(upd, {.unique_indices = true, .mode = std::nullopt})));
   };
   check_close(grad(scaled_updates)(v), numeric_grad(scaled_updates, v));
   auto maxed = [&](const Array& a) { return jnp::sum(jnp::sin(a.at(idx).max(u)) * a); };
