@@ -160,6 +160,13 @@ Array astype(const Array& a, DType dtype, CJAX_LOC);
 // with preferred_element_type = the promoted dtype, as jnp.dot / jnp.matmul.
 Array dot(const Array& a, const Array& b, CJAX_LOC);
 Array matmul(const Array& a, const Array& b, CJAX_LOC);
+// jnp.einsum("bhqd,bhkd->bhqk", {q, k}): 1 to 4 operands, ellipses and the implicit output
+// included, contracted pairwise in opt_einsum's optimal order as JAX does (docs/numpy.md).
+Array einsum(const std::string& subscripts, const std::vector<Array>& operands, CJAX_LOC);
+// jnp.tensordot: the last `axes` dims of a with the first of b, or the listed axes.
+Array tensordot(const Array& a, const Array& b, int64_t axes = 2, CJAX_LOC);
+Array tensordot(const Array& a, const Array& b, const std::vector<int64_t>& a_axes,
+                const std::vector<int64_t>& b_axes, CJAX_LOC);
 
 // ---- creation
 // ------------------------------------------------------------------------------------------
