@@ -23,6 +23,7 @@
 #include "cjax/nn_initializers.h"
 #include "cjax/numpy.h"
 #include "cjax/operators.h"
+#include "cjax/optim.h"
 #include "cjax/promotion.h"
 #include "cjax/pytree.h"
 #include "cjax/random.h"

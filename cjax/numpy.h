@@ -11,6 +11,7 @@
 #include <optional>
 #include <source_location>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cjax/array.h"
@@ -154,6 +155,11 @@ Array expand_dims(const Array& a, const std::vector<int64_t>& axis, CJAX_LOC);
 Array concatenate(const std::vector<Array>& arrays, int64_t axis = 0, CJAX_LOC);
 Array stack(const std::vector<Array>& arrays, int64_t axis = 0, CJAX_LOC);
 Array astype(const Array& a, DType dtype, CJAX_LOC);
+// jnp.pad(a, pad_width, constant_values=...) in constant mode: one (before, after) pair per
+// axis, or one pair (or one width) for every axis; `jit[name=_pad]` as JAX's.
+Array pad(const Array& a, std::vector<std::pair<int64_t, int64_t>> pad_width,
+          const Array& constant_values = 0, CJAX_LOC);
+Array pad(const Array& a, int64_t width, const Array& constant_values = 0, CJAX_LOC);
 
 // ---- linear algebra
 // ----------------------------------------------------------------------------------- dot_general

@@ -50,8 +50,8 @@ Spec parse_subscripts(std::string subscripts, std::span<const Array> operands,
     i = comma + 1;
   }
   if (spec.inputs.size() != operands.size())
-    einsum_error(src, fmt::format("{} operands for {} subscripts", operands.size(),
-                                  spec.inputs.size()));
+    einsum_error(src,
+                 fmt::format("{} operands for {} subscripts", operands.size(), spec.inputs.size()));
   std::set<char> used;
   for (char c : subscripts)
     if (kSymbols.find(c) != std::string_view::npos) used.insert(c);
@@ -273,8 +273,8 @@ Array einsum(const std::string& subscripts, const std::vector<Array>& arrays, Lo
   if (path.empty()) path.push_back({0, 0});  // one operand: one step on it alone
   for (size_t step = 0; step < path.size(); ++step) {
     const bool single = operands.size() == 1;
-    std::vector<size_t> picked = single ? std::vector<size_t>{0}
-                                        : std::vector<size_t>{path[step].second, path[step].first};
+    std::vector<size_t> picked =
+        single ? std::vector<size_t>{0} : std::vector<size_t>{path[step].second, path[step].first};
     // opt_einsum's find_contraction: what the picked operands keep (labels the output or another
     // operand has) and what they sum away.
     std::set<char> contracted, remain = output;
@@ -390,11 +390,13 @@ Array tensordot(const Array& a, const Array& b, int64_t axes, Loc src) {
 Array tensordot(const Array& a, const Array& b, const std::vector<int64_t>& a_axes,
                 const std::vector<int64_t>& b_axes, Loc src) {
   if (a_axes.size() != b_axes.size())
-    throw_type_error(src, fmt::format("tensordot: axes {} and {} differ in length",
-                                      a_axes.size(), b_axes.size()));
+    throw_type_error(src, fmt::format("tensordot: axes {} and {} differ in length", a_axes.size(),
+                                      b_axes.size()));
   DotDimensionNumbers dn;
-  for (int64_t x : a_axes) dn.lhs_contract.push_back(lax::canonicalize_axis(x, a.ndim(), "tensordot", src));
-  for (int64_t x : b_axes) dn.rhs_contract.push_back(lax::canonicalize_axis(x, b.ndim(), "tensordot", src));
+  for (int64_t x : a_axes)
+    dn.lhs_contract.push_back(lax::canonicalize_axis(x, a.ndim(), "tensordot", src));
+  for (int64_t x : b_axes)
+    dn.rhs_contract.push_back(lax::canonicalize_axis(x, b.ndim(), "tensordot", src));
   const DTypeAndWeak types[] = {dtype_and_weak(a.aval()), dtype_and_weak(b.aval())};
   const DTypeAndWeak result = result_type(types);
   const Array product = lax::dot_general(a, b, dn, result.dtype, src);

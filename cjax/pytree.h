@@ -298,13 +298,32 @@ T tree_unflatten(const T& proto, std::span<const Array> leaves) {
   return out;
 }
 
-template <class T, class F>
-T tree_map(F&& f, const T& tree) {
+// jax.tree.map(f, tree, *rest): f applied to the leaves at each position of `tree` and of every
+// tree in `rest`, which must have tree's structure (a cjax::Error names the first that does not).
+template <class T, class F, class... Rest>
+T tree_map(F&& f, const T& tree, const Rest&... rest) {
   FlatTree flat = tree_flatten(tree);
+  const std::array<FlatTree, sizeof...(Rest)> others{tree_flatten(rest)...};
+  for (size_t k = 0; k < others.size(); ++k)
+    if (others[k].structure != flat.structure)
+      throw Error(
+          fmt::format("tree_map: tree {} has another structure than the first tree", k + 1));
   std::vector<Array> mapped;
   mapped.reserve(flat.leaves.size());
-  for (const Array& x : flat.leaves) mapped.push_back(f(x));
+  for (size_t i = 0; i < flat.leaves.size(); ++i)
+    mapped.push_back(std::apply(
+        [&](const auto&... o) -> Array { return f(flat.leaves[i], o.leaves[i]...); }, others));
   return tree_unflatten(tree, mapped);
+}
+
+// jax.tree.leaves and jax.tree.structure (the structure as the key a trace cache compares).
+template <class T>
+std::vector<Array> tree_leaves(const T& tree) {
+  return tree_flatten(tree).leaves;
+}
+template <class T>
+std::string tree_structure(const T& tree) {
+  return tree_flatten(tree).structure;
 }
 
 }  // namespace cjax

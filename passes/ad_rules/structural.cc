@@ -112,15 +112,21 @@ std::vector<Cotangent> pad_transpose(const TransposeRuleArgs& a) {
   std::vector<PadDim> config = padding_config(a.eqn);
   std::vector<Cotangent> cts(2);
   if (!a.args[0].linear && !a.args[1].linear) return cts;
-  std::vector<PadDim> unpad;
+  // JAX computes these with numpy (np.negative, np.zeros_like, np.add): they print as np.int64.
+  ParamTuple unpad;
   std::vector<int64_t> strides;
   for (const PadDim& d : config) {
-    unpad.push_back({-d.lo, -d.hi, 0});
+    unpad.items.push_back(
+        ParamTuple{{ParamValue::np_int(-d.lo), ParamValue::np_int(-d.hi), ParamValue::np_int(0)}});
     strides.push_back(d.interior + 1);
   }
-  Atom unpadded = pad(a.b, t, const_like(a.b, t, 0.0), unpad);
+  const Atom zero = const_like(a.b, t, 0.0);
+  Atom unpadded = emit1(a.b, "pad", {t, zero}, {{"padding_config", std::move(unpad)}});
   const Shape& ushape = unpadded.aval().shape;
-  Atom t_operand = slice(a.b, unpadded, Shape(ushape.size(), 0), ushape, strides);
+  Atom t_operand = emit1(a.b, "slice", {unpadded},
+                         {{"start_indices", ParamValue::np_ints(Shape(ushape.size(), 0))},
+                          {"limit_indices", ParamValue::ints(ushape)},
+                          {"strides", ParamValue::np_ints(strides)}});
   if (a.args[0].linear) cts[0] = t_operand;
   if (a.args[1].linear) {
     std::vector<int64_t> all_t(t.aval().shape.size()), all_o(t_operand.aval().shape.size());

@@ -67,7 +67,8 @@ void check_einsum(const std::string& spec, const std::string& explicit_spec,
   const std::vector<double> got = jnp::einsum(spec, ops).to_vector<double>();
   const std::vector<double> want = brute_force(explicit_spec, ops);
   REQUIRE(got.size() == want.size());
-  for (size_t i = 0; i < got.size(); ++i) CHECK(got[i] == Approx(want[i]).epsilon(1e-12).margin(1e-12));
+  for (size_t i = 0; i < got.size(); ++i)
+    CHECK(got[i] == Approx(want[i]).epsilon(1e-12).margin(1e-12));
 }
 
 TEST_CASE("einsum and tensordot print as JAX 0.11.2 printed them") {
@@ -100,7 +101,7 @@ TEST_CASE("einsum computes the sum over every assignment of its labels") {
   check_einsum("ij->", "ij->", {a});
   check_einsum("ij,ij->i", "ij,ij->i", {a, a});
   check_einsum("i,j->ij", "i,j->ij", {a[0], b[0]});  // outer product
-  check_einsum("ij,kl->", "ij,kl->", {a, c});       // each side summed first
+  check_einsum("ij,kl->", "ij,kl->", {a, c});        // each side summed first
   const Array sq = random_f64(rng, {3, 3});
   check_einsum("ii->", "ii->", {sq});    // trace
   check_einsum("ii->i", "ii->i", {sq});  // diagonal
@@ -134,7 +135,9 @@ TEST_CASE("einsum differentiates and vmaps like its dot_generals") {
   const std::vector<double> g1 = grad(loss)(q, k).to_vector<double>();
   const std::vector<double> g2 = grad(by_matmul)(q, k).to_vector<double>();
   for (size_t i = 0; i < g1.size(); ++i) CHECK(g1[i] == Approx(g2[i]).epsilon(1e-12));
-  auto per_example = [](const Array& x, const Array& y) { return jnp::einsum("qd,kd->qk", {x, y}); };
+  auto per_example = [](const Array& x, const Array& y) {
+    return jnp::einsum("qd,kd->qk", {x, y});
+  };
   const std::vector<double> batched = vmap(per_example)(q, k).to_vector<double>();
   const std::vector<double> direct = jnp::einsum("bqd,bkd->bqk", {q, k}).to_vector<double>();
   for (size_t i = 0; i < batched.size(); ++i) CHECK(batched[i] == Approx(direct[i]).epsilon(1e-12));

@@ -132,3 +132,34 @@ TEST_CASE("nn::initializers draw JAX's values for the same key") {
 
 }  // namespace numpy_model_ops_test
 }  // namespace cjax
+
+namespace cjax {
+namespace numpy_pad_test {
+
+namespace jnp = cjax::numpy;
+
+TEST_CASE("jnp.pad prints as JAX's jit[name=_pad], pads with the constant and differentiates") {
+  const ShapeDtype m23{DType::f32, {2, 3}};
+  auto padded = [](const Array& a) { return jnp::pad(a, {{1, 0}, {2, 1}}); };
+  CHECK(to_string(make_jaxpr(padded)(m23)) == golden::jax_case("model_ops.md", "pad"));
+  // The transpose's pad and slice carry JAX's numpy ints; JAX also threads the padding value
+  // through the jit as a residual, which cjax's backward jit does not take.
+  const std::string grad_text = to_string(make_jaxpr(grad([](const Array& a) {
+    return jnp::sum(jnp::power(jnp::pad(a, {{1, 0}, {2, 1}}), 2));
+  }))(m23));
+  CHECK(grad_text.find("padding_config=((np.int64(-1), np.int64(0), np.int64(0)), "
+                       "(np.int64(-2), np.int64(-1), np.int64(0)))") != std::string::npos);
+  const Array x = jnp::reshape(jnp::arange(6.0f), {2, 3});
+  const Array p = jnp::pad(x, {{1, 0}, {0, 2}}, 9.0f);
+  CHECK(p.shape() == Shape{3, 5});
+  CHECK(p.to_vector<float>() == std::vector<float>{9, 9, 9, 9, 9, 0, 1, 2, 9, 9, 3, 4, 5, 9, 9});
+  CHECK(jnp::pad(x, 1).shape() == Shape{4, 5});
+  auto loss = [](const Array& a) { return jnp::sum(jnp::power(jnp::pad(a, {{1, 0}, {2, 1}}), 2)); };
+  CHECK(grad(loss)(x).to_vector<float>() == (x * 2.0f).to_vector<float>());
+  CHECK_THROWS_WITH(jnp::pad(x, {{1, 0}, {0, 0}, {0, 0}}),
+                    Catch::Contains("pad: 3 (before, after) pairs"));
+  CHECK_THROWS_WITH(jnp::pad(x, {{-1, 0}, {0, 0}}), Catch::Contains("negative"));
+}
+
+}  // namespace numpy_pad_test
+}  // namespace cjax
