@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <source_location>
 
 #include "cjax/array.h"
@@ -41,6 +42,15 @@ Array logsumexp(const Array& x, SourceInfo src = std::source_location::current()
 
 // One-hot vectors: x (integers) compared with 0..num_classes-1 along a new axis `axis`, as
 // jax.nn.one_hot (`jit[name=_one_hot]`); indices out of range give all-zero rows.
+// jax.nn.dot_product_attention (its XLA implementation): query [B, T, N, H], key and value
+// [B, S, K, H] (K dividing N: grouped-query attention), an optional bias and boolean mask
+// broadcastable to [B, N, T, S], `scale` 1/sqrt(H) unless given, `is_causal` for a lower
+// triangular mask. Rank-3 inputs get a leading batch of 1.
+Array dot_product_attention(const Array& query, const Array& key, const Array& value,
+                            std::optional<Array> bias = std::nullopt,
+                            std::optional<Array> mask = std::nullopt,
+                            std::optional<double> scale = std::nullopt, bool is_causal = false,
+                            SourceInfo src = std::source_location::current());
 Array one_hot(const Array& x, int64_t num_classes, DType dtype = DType::f32, int64_t axis = -1,
               SourceInfo src = std::source_location::current());
 

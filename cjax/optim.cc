@@ -43,8 +43,8 @@ Leaves scale_by_rate(const Leaves& updates, const LearningRate& lr, const Array&
 
 void expect_leaves(const Leaves& a, const Leaves& b, const char* what) {
   if (a.size() != b.size())
-    throw Error(fmt::format("optim: {} has {} leaves, the optimizer's state {}", what, a.size(),
-                            b.size()));
+    throw Error(
+        fmt::format("optim: {} has {} leaves, the optimizer's state {}", what, a.size(), b.size()));
 }
 
 // scale_by_adam's direction, with the state advanced.
@@ -171,8 +171,8 @@ GradientTransformation chain(std::vector<GradientTransformation> ts) {
   };
   auto update = [ts](const Leaves& grads, OptState& state, const Leaves& params) {
     if (state.inner.size() != ts.size())
-      throw Error(fmt::format("optim: a chain of {} holds {} states", ts.size(),
-                              state.inner.size()));
+      throw Error(
+          fmt::format("optim: a chain of {} holds {} states", ts.size(), state.inner.size()));
     Leaves u = grads;
     for (size_t k = 0; k < ts.size(); ++k) u = ts[k].update_fn()(u, state.inner[k], params);
     state.count = increment(state.count);
@@ -192,9 +192,9 @@ Schedule constant_schedule(double value) {
 Schedule linear_schedule(double init_value, double end_value, int64_t transition_steps) {
   if (transition_steps <= 0) return constant_schedule(init_value);
   return [=](const Array& count) {
-    const Array frac = jnp::clip(jnp::divide(count.astype(DType::f32),
-                                             static_cast<double>(transition_steps)),
-                                 Array(0.0), Array(1.0));
+    const Array frac =
+        jnp::clip(jnp::divide(count.astype(DType::f32), static_cast<double>(transition_steps)),
+                  Array(0.0), Array(1.0));
     return jnp::add(init_value, jnp::multiply(end_value - init_value, frac)).astype(DType::f32);
   };
 }
@@ -204,9 +204,8 @@ Schedule cosine_decay_schedule(double init_value, int64_t decay_steps, double al
   if (decay_steps <= 0) throw Error("optim: cosine_decay_schedule needs decay_steps > 0");
   return [=](const Array& count) {
     const Array steps = jnp::minimum(count, Array::scalar(decay_steps, DType::i32));
-    const Array phase =
-        jnp::divide(jnp::multiply(std::numbers::pi, steps.astype(DType::f32)),
-                    static_cast<double>(decay_steps));
+    const Array phase = jnp::divide(jnp::multiply(std::numbers::pi, steps.astype(DType::f32)),
+                                    static_cast<double>(decay_steps));
     const Array cosine = jnp::multiply(0.5, jnp::add(1.0, jnp::cos(phase)));
     const Array decayed = jnp::add(jnp::multiply(1.0 - alpha, jnp::power(cosine, exponent)), alpha);
     return jnp::multiply(init_value, decayed).astype(DType::f32);
@@ -217,9 +216,8 @@ Schedule warmup_cosine_decay_schedule(double init_value, double peak_value, int6
                                       int64_t decay_steps, double end_value, double exponent) {
   const double alpha = peak_value == 0.0 ? 0.0 : end_value / peak_value;
   const Schedule warmup = linear_schedule(init_value, peak_value, warmup_steps);
-  const Schedule decay =
-      cosine_decay_schedule(peak_value, std::max<int64_t>(decay_steps - warmup_steps, 1), alpha,
-                            exponent);
+  const Schedule decay = cosine_decay_schedule(
+      peak_value, std::max<int64_t>(decay_steps - warmup_steps, 1), alpha, exponent);
   // optax.join_schedules: the second schedule counts from the boundary.
   return [=](const Array& count) {
     const Array boundary = Array::scalar(warmup_steps, DType::i32);

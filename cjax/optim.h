@@ -4,7 +4,8 @@
 // whole training step jits, with the parameters and the state donated:
 //
 //   auto opt = optim::chain({optim::clip_by_global_norm(1.0),
-//                            optim::adamw(optim::warmup_cosine_decay_schedule(0, 3e-4, 100, 2000))});
+//                            optim::adamw(optim::warmup_cosine_decay_schedule(0, 3e-4, 100,
+//                            2000))});
 //   optim::OptState state = opt.init(params);
 //   auto step = jit([&](const Params& p, const optim::OptState& s, const Array& batch) {
 //     auto [loss, grads] = value_and_grad(loss_fn)(p, batch);
@@ -55,7 +56,8 @@ class GradientTransformation {
   using Leaves = std::vector<Array>;
   using InitFn = std::function<OptState(const Leaves& params)>;
   // The updates from the gradients (leaves in flatten order); advances `state`.
-  using UpdateFn = std::function<Leaves(const Leaves& grads, OptState& state, const Leaves& params)>;
+  using UpdateFn =
+      std::function<Leaves(const Leaves& grads, OptState& state, const Leaves& params)>;
 
   GradientTransformation(InitFn init, UpdateFn update)
       : init_(std::move(init)), update_(std::move(update)) {}
@@ -82,8 +84,8 @@ class GradientTransformation {
 
 // optax.sgd: -lr * g, or with momentum the trace g + momentum * trace (Nesterov: g + momentum *
 // new trace).
-GradientTransformation sgd(LearningRate learning_rate, std::optional<double> momentum = std::nullopt,
-                           bool nesterov = false);
+GradientTransformation sgd(LearningRate learning_rate,
+                           std::optional<double> momentum = std::nullopt, bool nesterov = false);
 // optax.adam and optax.adamw (weight decay added to the Adam direction before the rate).
 GradientTransformation adam(LearningRate learning_rate, double b1 = 0.9, double b2 = 0.999,
                             double eps = 1e-8);

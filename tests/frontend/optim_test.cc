@@ -68,7 +68,8 @@ Params run(const optim::GradientTransformation& opt, int steps) {
 // bias correction 1 - 0.999^t alone is off by 1.3e-5 relative in f32 (0.999 is not exact).
 void check_close(const std::vector<double>& got, const std::vector<double>& want) {
   REQUIRE(got.size() == want.size());
-  for (size_t i = 0; i < got.size(); ++i) CHECK(got[i] == Approx(want[i]).epsilon(5e-5).margin(1e-6));
+  for (size_t i = 0; i < got.size(); ++i)
+    CHECK(got[i] == Approx(want[i]).epsilon(5e-5).margin(1e-6));
 }
 
 TEST_CASE("adam and adamw follow optax's arithmetic over a parameter struct") {
@@ -143,8 +144,9 @@ TEST_CASE("a jitted training step with donated parameters and state equals the e
   auto loss = [&](const Params& p) {
     return jnp::mean(jnp::square(jnp::matmul(x, p.w) + p.b - y));
   };
-  const auto opt = optim::chain({optim::clip_by_global_norm(1.0),
-                                 optim::adamw(optim::warmup_cosine_decay_schedule(0.0, 0.1, 3, 50))});
+  const auto opt =
+      optim::chain({optim::clip_by_global_norm(1.0),
+                    optim::adamw(optim::warmup_cosine_decay_schedule(0.0, 0.1, 3, 50))});
   auto step = [&](const Params& p, const optim::OptState& s) {
     auto [value, g] = value_and_grad(loss)(p);
     auto [updates, next] = opt.update(g, s, p);
@@ -173,8 +175,8 @@ TEST_CASE("tree_map over several trees, tree_leaves and tree_structure") {
   const Params a = params(), b = grads_at(0);
   const Params sum = tree_map([](const Array& x, const Array& y) { return x + y; }, a, b);
   CHECK(sum.b.item() == Approx(-0.25));
-  const Params three = tree_map(
-      [](const Array& x, const Array& y, const Array& z) { return x * y + z; }, a, b, a);
+  const Params three =
+      tree_map([](const Array& x, const Array& y, const Array& z) { return x * y + z; }, a, b, a);
   CHECK(three.w.to_vector<float>()[0] == Approx(0.55f));
   CHECK(tree_leaves(a).size() == 2);
   CHECK(tree_structure(a) == tree_structure(b));

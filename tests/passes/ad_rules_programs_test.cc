@@ -151,12 +151,18 @@ TEST_CASE("programs: transposes of the structural and slicing primitives") {
         "    b:f32[3,2] = reshape[dimensions=None new_sizes=(3, 2) sharding=None] a\n"
         "    c:f32[2,3] = transpose[permutation=(1, 0)] b\n"
         "  in (c,) }");
-  // _pad_transpose: unpad, stride over the interior, and the rest of the total for the value.
+  // _pad_transpose: unpad, stride over the interior, and the rest of the total for the value;
+  // the widths, starts and strides numpy computed (np.negative, np.zeros_like, np.add).
   CHECK(transpose_text(eqn("pad", {f3, ShapedArray(DType::f32, {})}, lax_params::pad({{1, 2, 1}})),
                        {true, true}) ==
         "{ lambda ; a:f32[8]. let\n"
-        "    b:f32[5] = pad[padding_config=((-1, -2, 0),)] a 0.0:f32[]\n"
-        "    c:f32[3] = slice[limit_indices=(5,) start_indices=(0,) strides=(2,)] b\n"
+        "    b:f32[5] = pad[padding_config=((np.int64(-1), np.int64(-2), np.int64(0)),)] a\n"
+        "      0.0:f32[]\n"
+        "    c:f32[3] = slice[\n"
+        "      limit_indices=(5,)\n"
+        "      start_indices=(np.int64(0),)\n"
+        "      strides=(np.int64(2),)\n"
+        "    ] b\n"
         "    d:f32[] = reduce_sum[axes=(0,) out_sharding=None] a\n"
         "    e:f32[] = reduce_sum[axes=(0,) out_sharding=None] c\n"
         "    f:f32[] = sub d e\n"
