@@ -53,11 +53,11 @@ Array dot_product_attention(const Array& query, const Array& key, const Array& v
   const int64_t B = q.shape()[0], T = q.shape()[1], N = q.shape()[2], H = q.shape()[3];
   const int64_t K = k.shape()[2];
   if (k.shape() != v.shape() || k.shape()[0] != B || k.shape()[3] != H || K == 0 || N % K != 0)
-    throw_type_error(src, fmt::format("dot_product_attention: query {}, key {} and value {} must "
-                                      "be [B, T, N, H], [B, S, K, H] and [B, S, K, H] with K "
-                                      "dividing N",
-                                      q.aval().str_short(), k.aval().str_short(),
-                                      v.aval().str_short()));
+    throw_type_error(src,
+                     fmt::format("dot_product_attention: query {}, key {} and value {} must "
+                                 "be [B, T, N, H], [B, S, K, H] and [B, S, K, H] with K "
+                                 "dividing N",
+                                 q.aval().str_short(), k.aval().str_short(), v.aval().str_short()));
   if (mask && mask->dtype() != DType::bool_)
     throw_type_error(src, "dot_product_attention: the mask must be boolean");
   const int64_t G = N / K;

@@ -1,6 +1,6 @@
 // jax.random's samplers beyond uniform and normal: each traces to what JAX's does (its jitted
 // helpers `_bernoulli`, `_truncated_normal`, `_randint`, `_gumbel`, `_shuffle`), so the values
-// are JAX's for the same key. Where JAX gathers (`jnp.take`) and cjax has no gather yet, a sort by
+// are JAX's for the same key. Where JAX permutes an array's rows by a gather, a sort by
 // the same keys gives the same permutation.
 #include <fmt/format.h>
 
@@ -331,16 +331,13 @@ Array choice(const Array& key, const Array& a, const Shape& shape, bool replace,
     fail(src, fmt::format("Cannot take a larger sample (size {}) than population (size {}) when "
                           "'replace=False'",
                           n_draws, n_inputs));
-  auto needs_gather = [&] {
-    fail(src,
-         "choice: drawing the elements of an array with replacement or with `p` needs gather "
-         "(jnp.take), which cjax does not have yet; draw indices with choice(key, n, ...)");
+  // The drawn indices, or the array's elements at them (jnp.take along the axis).
+  auto picked = [&](const Array& ind) {
+    return choice_result(a.ndim() == 0 ? ind : np::take(a, ind, axis, "fill", std::nullopt, src), a,
+                         shape, axis, src);
   };
   if (!p) {
-    if (replace) {
-      if (a.ndim() != 0) needs_gather();
-      return choice_result(randint(k, shape, 0, n_inputs, DType::i32, src), a, shape, axis, src);
-    }
+    if (replace) return picked(randint(k, shape, 0, n_inputs, DType::i32, src));
     const Array perm =
         a.ndim() == 0 ? permutation(k, n_inputs, src) : permutation(k, a, axis, false, src);
     std::vector<int64_t> start(size_t(perm.ndim()), 0),
@@ -348,7 +345,6 @@ Array choice(const Array& key, const Array& a, const Shape& shape, bool replace,
     limit[size_t(a.ndim() == 0 ? 0 : axis)] = n_draws;
     return choice_result(lax::slice(perm, start, limit, std::nullopt, src), a, shape, axis, src);
   }
-  if (a.ndim() != 0) needs_gather();
   const Array probs = np::detail::promote_args_inexact("choice", std::vector<Array>{*p}, src)[0];
   if (probs.shape() != Shape{n_inputs})
     fail(src, fmt::format("p must be None or a 1D vector with the same size as a.shape[axis]. p "
@@ -369,10 +365,10 @@ Array choice(const Array& key, const Array& a, const Shape& shape, bool replace,
                                 lax::broadcast_in_dim(r, grid, lead, src), src);
     const Array ind =
         lax::reduce_sum(lax::convert_element_type(below, DType::i32, false, src), last, src);
-    return choice_result(ind, a, shape, axis, src);
+    return picked(ind);
   }
   const Array g = np::add(gumbel(k, {n_inputs}, probs.dtype(), src), np::log(probs, src), src);
-  return choice_result(top_k_indices(g, n_draws, src), a, shape, axis, src);
+  return picked(top_k_indices(g, n_draws, src));
 }
 
 }  // namespace cjax::random

@@ -38,14 +38,14 @@ Array by_hand(const Array& q, const Array& k, const Array& v, const Array& allow
   const int64_t groups = q.shape()[2] / k.shape()[2];
   Array kk = k, vv = v;
   if (groups > 1) {
-    kk = jnp::reshape(jnp::broadcast_to(k[{Slice{}, Slice{}, Slice{}, NewAxisIndex{}, Slice{}}],
-                                        {k.shape()[0], k.shape()[1], k.shape()[2], groups,
-                                         k.shape()[3]}),
-                      {k.shape()[0], k.shape()[1], q.shape()[2], k.shape()[3]});
-    vv = jnp::reshape(jnp::broadcast_to(v[{Slice{}, Slice{}, Slice{}, NewAxisIndex{}, Slice{}}],
-                                        {v.shape()[0], v.shape()[1], v.shape()[2], groups,
-                                         v.shape()[3]}),
-                      {v.shape()[0], v.shape()[1], q.shape()[2], v.shape()[3]});
+    kk = jnp::reshape(
+        jnp::broadcast_to(k[{Slice{}, Slice{}, Slice{}, NewAxisIndex{}, Slice{}}],
+                          {k.shape()[0], k.shape()[1], k.shape()[2], groups, k.shape()[3]}),
+        {k.shape()[0], k.shape()[1], q.shape()[2], k.shape()[3]});
+    vv = jnp::reshape(
+        jnp::broadcast_to(v[{Slice{}, Slice{}, Slice{}, NewAxisIndex{}, Slice{}}],
+                          {v.shape()[0], v.shape()[1], v.shape()[2], groups, v.shape()[3]}),
+        {v.shape()[0], v.shape()[1], q.shape()[2], v.shape()[3]});
   }
   const double scale = 1.0 / std::sqrt(static_cast<double>(q.shape()[3]));
   const Array scores = jnp::einsum("btnh,bsnh->bnts", {q, kk}) * static_cast<float>(scale);
@@ -82,8 +82,7 @@ TEST_CASE("attention with masks, a bias and grouped heads equals its definition"
     for (int s = 0; s < 6; ++s) keep[static_cast<size_t>(b * 6 + s)] = b == 0 || s < 4;
   const Array keys_ok = jnp::reshape(array(keep, Shape{12}), {2, 1, 1, 6});
   const Array mask = jnp::broadcast_to(keys_ok, {2, 4, 4, 6});
-  check_close(nn::dot_product_attention(q, k, v, std::nullopt, keys_ok),
-              by_hand(q, k, v, mask));
+  check_close(nn::dot_product_attention(q, k, v, std::nullopt, keys_ok), by_hand(q, k, v, mask));
   // Causal with a padding mask (T = 4 queries over S = 6 keys: the lower triangle of [4, 6]).
   const Array tri = jnp::tril(jnp::ones({4, 6}, DType::bool_));
   const Array both = jnp::logical_and(mask, jnp::broadcast_to(tri, {2, 4, 4, 6}));
@@ -103,8 +102,9 @@ TEST_CASE("attention with masks, a bias and grouped heads equals its definition"
     return jnp::einsum("bnts,bsnh->btnh", {nn::softmax(scores, -1), vv});
   };
   check_close(with_bias, biased_by_hand());
-  CHECK_THROWS_WITH(nn::dot_product_attention(q, randoms(rng, {2, 6, 3, 3}), randoms(rng, {2, 6, 3, 3})),
-                    Catch::Contains("K dividing N"));
+  CHECK_THROWS_WITH(
+      nn::dot_product_attention(q, randoms(rng, {2, 6, 3, 3}), randoms(rng, {2, 6, 3, 3})),
+      Catch::Contains("K dividing N"));
 }
 
 TEST_CASE("attention's gradient equals that of its definition, and it compiles") {

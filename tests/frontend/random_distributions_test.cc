@@ -199,7 +199,14 @@ TEST_CASE("samplers refuse bad arguments with clear errors") {
   CHECK_THROWS_WITH(
       random::choice(k, 3, {5}, false),
       Catch::Contains("Cannot take a larger sample (size 5) than population (size 3)"));
-  CHECK_THROWS_WITH(random::choice(k, jnp::ones({4}), {2}), Catch::Contains("needs gather"));
+  // Elements of an array, with replacement (or by `p`): JAX's jnp.take of the drawn indices.
+  const Array pool = jnp::arange(10.0f, 14.0f);
+  const Array idx = random::choice(k, 4, {6});
+  const Array drawn = random::choice(k, pool, {6});
+  CHECK(drawn.to_vector<float>() == (idx.astype(DType::f32) + 10.0f).to_vector<float>());
+  const Array rows = jnp::reshape(jnp::arange(8.0f), {4, 2});
+  CHECK(random::choice(k, rows, {3}, true, cjax::array({0.1f, 0.2f, 0.3f, 0.4f})).shape() ==
+        Shape{3, 2});
   CHECK_THROWS_WITH(random::choice(k, 4, {2}, true, jnp::ones({3})),
                     Catch::Contains("p must be None or a 1D vector"));
   CHECK_THROWS_WITH(random::truncated_normal(k, -1.0, 1.0, Shape{2}, DType::i32),
