@@ -10,6 +10,7 @@
 #include "compiler/cpu/executable.h"
 #include "runtime/interpreter.h"
 #include "tests/cpu/compare.h"
+#include "tests/frontend/compiler_test_util.h"
 
 namespace cjax {
 namespace gather_scatter_cpu_test {
@@ -21,12 +22,7 @@ Array ints(std::vector<int32_t> v, Shape s) {
 }
 
 Array randoms(std::mt19937& rng, const Shape& shape) {
-  std::uniform_real_distribution<float> dist(-1, 1);
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  std::vector<float> v(static_cast<size_t>(n));
-  for (float& x : v) x = dist(rng);
-  return array(v, shape);
+  return testing::random_f32(rng, shape);
 }
 
 // The program compiled by the CPU back end, run on `args`, against the interpreter; NaNs

@@ -6,6 +6,7 @@
 #include <random>
 
 #include "cjax/api.h"
+#include "tests/frontend/compiler_test_util.h"
 #include "tests/golden/golden.h"
 
 namespace cjax {
@@ -25,12 +26,7 @@ Array ar(const Shape& shape, double offset = 0.0) {
 }
 
 Array randoms(std::mt19937& rng, const Shape& shape) {
-  std::uniform_real_distribution<float> dist(-1, 1);
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  std::vector<float> v(static_cast<size_t>(n));
-  for (float& x : v) x = dist(rng);
-  return array(v, shape);
+  return testing::random_f32(rng, shape);
 }
 
 // Attention by its definition, one head per query head (keys repeated for grouped heads).

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <random>
 #include <utility>
 #include <vector>
@@ -31,6 +32,26 @@ inline Array random_f64(std::mt19937& rng, const Shape& shape, double lo = -1.0,
   std::vector<double> v(static_cast<size_t>(n));
   for (double& x : v) x = dist(rng);
   return array(v, shape, DType::f64);
+}
+
+// An f32 array of `shape` with elements drawn uniformly from [-1, 1).
+inline Array random_f32(std::mt19937& rng, const Shape& shape) {
+  return random_f64(rng, shape).astype(DType::f32);
+}
+
+// d f / d x by central differences, element by element (x in f64 for accuracy).
+inline std::vector<double> numeric_grad(const std::function<Array(const Array&)>& f, const Array& x,
+                                        double h = 1e-6) {
+  std::vector<double> base = x.to_vector<double>(), out;
+  for (size_t i = 0; i < base.size(); ++i) {
+    std::vector<double> plus = base, minus = base;
+    plus[i] += h;
+    minus[i] -= h;
+    const double fp = f(array(plus, x.shape(), x.dtype())).item();
+    const double fm = f(array(minus, x.shape(), x.dtype())).item();
+    out.push_back((fp - fm) / (2 * h));
+  }
+  return out;
 }
 
 // sin(sin(x)): value 0.78907233 and derivative -0.2556391 at x = 2.

@@ -19,6 +19,7 @@ namespace gather_scatter_test {
 namespace jnp = cjax::numpy;
 using testing::f32;
 using testing::i32;
+using testing::numeric_grad;
 using testing::random_f64;
 
 std::string jax(const std::string& title) {
@@ -30,21 +31,6 @@ std::string derived(const std::string& title) {
 
 Array ints(std::vector<int32_t> v, Shape s) {
   return array(v, s, DType::i32);
-}
-
-// d f / d x by central differences, element by element.
-std::vector<double> numeric_grad(const std::function<Array(const Array&)>& f, const Array& x,
-                                 double h = 1e-6) {
-  std::vector<double> base = x.to_vector<double>(), out;
-  for (size_t i = 0; i < base.size(); ++i) {
-    std::vector<double> plus = base, minus = base;
-    plus[i] += h;
-    minus[i] -= h;
-    const double fp = f(array(plus, x.shape(), x.dtype())).item();
-    const double fm = f(array(minus, x.shape(), x.dtype())).item();
-    out.push_back((fp - fm) / (2 * h));
-  }
-  return out;
 }
 
 void check_close(const Array& got, const std::vector<double>& want) {
