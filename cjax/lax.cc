@@ -437,6 +437,15 @@ Array dynamic_update_slice(const Array& x, const Array& update,
   return lax_ops::dynamic_update_slice(e, x, update, starts);
 }
 
+std::pair<Array, Array> top_k(const Array& x, int64_t k, int64_t axis, SourceInfo src) {
+  if (x.ndim() < 1) throw_type_error(src, "top_k: the operand must have at least one dimension");
+  const int64_t ax = canonicalize_axis(axis, x.ndim(), "top_k", src);
+  TraceEmitter e(src);
+  std::vector<Array> outs =
+      lax_ops::emit(e, "top_k", {x}, {{"axis", ax}, {"is_stable", true}, {"k", k}});
+  return {outs[0], outs[1]};
+}
+
 Array gather(const Array& operand, const Array& indices, const GatherDimensionNumbers& dn,
              const std::vector<int64_t>& slice_sizes, const GatherOptions& options,
              SourceInfo src) {

@@ -8,6 +8,7 @@
 #include <optional>
 #include <source_location>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "cjax/array.h"
@@ -230,6 +231,11 @@ Array rev(const Array& x, const std::vector<int64_t>& dimensions,
 Array dot_general(const Array& lhs, const Array& rhs, const DotDimensionNumbers& dims,
                   std::optional<DType> preferred_element_type = std::nullopt,
                   SourceInfo src = std::source_location::current());
+
+// lax.top_k: the k largest elements along `axis` (the last by default), largest first, and their
+// indices (i32); equal elements keep their order.
+std::pair<Array, Array> top_k(const Array& x, int64_t k, int64_t axis = -1,
+                              SourceInfo src = std::source_location::current());
 
 // Normalises a possibly negative axis; throws a located TypeError naming `op` when out of range.
 int64_t canonicalize_axis(int64_t axis, int64_t rank, std::string_view op, const SourceInfo& src);

@@ -77,9 +77,28 @@ AvalList sort_rule(Avals in, const Params& params) {
   return AvalList(in.begin(), in.end());
 }
 
+// top_k[axis is_stable k]: the k largest elements along `axis` in descending order, and their
+// indices (i32).
+AvalList top_k_rule(Avals in, const Params& params) {
+  constexpr std::string_view kPrim = "top_k";
+  expect_arity(kPrim, in, 1);
+  expect_dtype(kPrim, in, 0, kNum);
+  if (in[0].rank() < 1) fail_got(kPrim, "the operand must have at least one dimension", in);
+  const int64_t axis = int_param(kPrim, params, "axis");
+  check_axis(kPrim, "axis", axis, in[0].rank(), in);
+  const int64_t k = int_param(kPrim, params, "k");
+  if (k < 0 || k > in[0].shape[axis])
+    fail_got(kPrim,
+             fmt::format("k={} must be between 0 and the axis' size {}", k, in[0].shape[axis]), in);
+  Shape shape = in[0].shape;
+  shape[axis] = k;
+  return {ShapedArray(in[0].dtype, shape, in[0].weak_type), ShapedArray(DType::i32, shape)};
+}
+
 }  // namespace
 
 void register_reductions(PrimitiveTable& table) {
+  table.add(make_primitive("top_k", top_k_rule));
   // reduce_sum (jax >= 0.8) and reduce_max/reduce_min (jax main after 0.11.0) carry
   // `out_sharding`, printed as `out_sharding=None`; older text lacks it.
   for (auto [name, accepted] : {std::pair{"reduce_sum", kNum}, std::pair{"reduce_max", kAny},

@@ -138,9 +138,36 @@ std::vector<Cotangent> sort_transpose(const TransposeRuleArgs& a) {
   return cts;
 }
 
+// top_k's tangent: the operand's tangent at the chosen positions (JAX's _top_k_jvp: a gather
+// whose index vectors are iotas over the other dims and the indices along the axis).
+std::vector<Tangent> top_k_jvp(const JvpRuleArgs& a) {
+  if (!a.tangents[0]) return {std::nullopt, std::nullopt};
+  const Atom indices = a.primal_outs[1];
+  const Shape& shape = indices.aval().shape;
+  const auto rank = static_cast<int64_t>(shape.size());
+  const int64_t axis = a.eqn.params.get_int("axis");
+  Shape column_shape = shape;
+  column_shape.push_back(1);
+  std::vector<Atom> columns;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (d == axis) continue;
+    const Atom counted = iota(a.b, DType::i32, shape[d]);
+    columns.push_back(broadcast_in_dim(a.b, counted, column_shape, {d}));
+  }
+  columns.insert(columns.begin() + axis, reshape(a.b, indices, column_shape));
+  const Atom where = concatenate(a.b, columns, rank);
+  std::vector<int64_t> all(static_cast<size_t>(rank));
+  std::iota(all.begin(), all.end(), 0);
+  const GatherDimensionNumbers dn{{}, all, all, {}, {}};
+  return {gather(a.b, *a.tangents[0], where, dn, Shape(static_cast<size_t>(rank), 1),
+                 GatherScatterMode::promise_in_bounds),
+          std::nullopt};
+}
+
 }  // namespace
 
 void register_reduction_ad_rules() {
+  define_pass_rules("top_k").jvp = top_k_jvp;
   deflinear("reduce_sum", [](const TransposeRuleArgs& a) {
     const Shape& in_shape = a.args[0].aval().shape;
     std::vector<int64_t> kept = kept_dims(in_shape.size(), a.eqn.params.get_ints("axes"));

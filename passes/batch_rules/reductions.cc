@@ -58,9 +58,18 @@ BatchedOutputs sort(const BatchRuleArgs& a) {
   return {outs, std::vector<BatchDim>(outs.size(), bdim)};
 }
 
+// top_k: the batch axis first, the axis one further.
+BatchedOutputs top_k(const BatchRuleArgs& a) {
+  const Atom x = moveaxis(a.b, a.args[0], *a.dims[0], 0);
+  const int64_t axis = a.eqn.params.get_int("axis");
+  std::vector<Atom> outs = a.b.bind(*a.eqn.prim, {x}, with_param(a.eqn.params, "axis", axis + 1));
+  return {outs, {0, 0}};
+}
+
 }  // namespace
 
 void register_reduction_batch_rules() {
+  define_pass_rules("top_k").batch = top_k;
   for (const char* name : {"reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "reduce_and",
                            "reduce_or", "reduce_xor", "argmax", "argmin"})
     define_pass_rules(name).batch = reducer;

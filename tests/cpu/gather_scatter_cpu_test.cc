@@ -1,5 +1,5 @@
-// gather and the scatters compiled (jit, grad, vmap through the CPU back end) give the
-// interpreter's results, out-of-bounds and negative indices, every mode and repeated indices
+// gather and the scatters (and top_k) compiled (jit, grad, vmap through the CPU back end) give
+// the interpreter's results, out-of-bounds and negative indices, every mode and repeated indices
 // included.
 #include <catch2/catch.hpp>
 
@@ -79,6 +79,14 @@ TEST_CASE("an embedding's gradient and a batched gather compile to the interpret
   const Array order = ints({3, 0, 1, 2, 2, 2, 0, 1, 1, 0, 3, 9}, {3, 4});
   const Array m = randoms(rng, {3, 4});
   compiled_equals_interpreted(make_jaxpr(along)(m, order), {m, order});
+  // top_k, and its gradient's gather.
+  auto best = [](const Array& a) {
+    auto [values, indices] = lax::top_k(a, 2);
+    return std::tuple{values, indices, grad([](const Array& b) {
+                        return jnp::sum(jnp::exp(lax::top_k(b, 2).first));
+                      })(a)};
+  };
+  compiled_equals_interpreted(make_jaxpr(best)(m), {m});
 }
 
 }  // namespace gather_scatter_cpu_test

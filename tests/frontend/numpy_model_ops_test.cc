@@ -163,3 +163,35 @@ TEST_CASE("jnp.pad prints as JAX's jit[name=_pad], pads with the constant and di
 
 }  // namespace numpy_pad_test
 }  // namespace cjax
+
+namespace cjax {
+namespace top_k_test {
+
+namespace jnp = cjax::numpy;
+
+TEST_CASE("lax.top_k prints as JAX's, keeps ties in order, differentiates and vmaps") {
+  auto top2 = [](const Array& a) {
+    auto [values, indices] = lax::top_k(a, 2);
+    return std::tuple{values, indices};
+  };
+  CHECK(to_string(make_jaxpr(top2)(ShapeDtype{DType::f32, {3, 4}})) ==
+        golden::jax_case("model_ops.md", "top_k"));
+  const Array x = array(std::vector<float>{3, 1, 3, 2, -1, 5, 5, 0}, Shape{2, 4});
+  auto [values, indices] = lax::top_k(x, 3);
+  CHECK(values.to_vector<float>() == std::vector<float>{3, 3, 2, 5, 5, 0});
+  CHECK(indices.to_vector<int32_t>() == std::vector<int32_t>{0, 2, 3, 1, 2, 3});
+  auto [cols, col_idx] = lax::top_k(x, 1, 0);  // along the first axis
+  CHECK(cols.to_vector<float>() == std::vector<float>{3, 5, 5, 2});
+  CHECK(col_idx.to_vector<int32_t>() == std::vector<int32_t>{0, 1, 1, 0});
+  // The gradient lands on the chosen elements.
+  auto loss = [](const Array& a) { return jnp::sum(lax::top_k(a, 2).first * 2.0f); };
+  CHECK(grad(loss)(array(std::vector<float>{0.5f, 4, 1, 3}, Shape{4})).to_vector<float>() ==
+        std::vector<float>{0, 2, 0, 2});
+  auto rows = [](const Array& a) { return lax::top_k(a, 2).first; };
+  const Array batched = vmap(rows)(x);
+  CHECK(batched.to_vector<float>() == std::vector<float>{3, 3, 5, 5});
+  CHECK_THROWS_WITH(lax::top_k(x, 5), Catch::Contains("k=5 must be between 0 and"));
+}
+
+}  // namespace top_k_test
+}  // namespace cjax
