@@ -74,21 +74,26 @@ void check_batching(std::string_view prim, const ShapedArray& operand, const Sha
                in);
 }
 
+// The dimension numbers (and a check of the mode); a malformed text is a TypeError naming `prim`.
+template <class Numbers>
+Numbers read_dimension_numbers(std::string_view prim, const Params& params) {
+  const ParamValue& dims = param(prim, params, "dimension_numbers");
+  const ParamValue& mode = param(prim, params, "mode");
+  try {
+    gather_scatter_mode(mode);
+    return Numbers::from_param(dims);
+  } catch (const Error& e) {
+    fail(prim, e.what());
+  }
+}
+
 // gather[dimension_numbers fill_value indices_are_sorted mode slice_sizes unique_indices].
 AvalList gather_rule(Avals in, const Params& params) {
   constexpr std::string_view kPrim = "gather";
   expect_arity(kPrim, in, 2);
   const ShapedArray& operand = in[0];
   const ShapedArray& indices = in[1];
-  GatherDimensionNumbers dn;
-  try {
-    dn = GatherDimensionNumbers::from_param(param(kPrim, params, "dimension_numbers"));
-    gather_scatter_mode(param(kPrim, params, "mode"));
-  } catch (const cjax::TypeError&) {
-    throw;
-  } catch (const Error& e) {
-    fail(kPrim, e.what());
-  }
+  const auto dn = read_dimension_numbers<GatherDimensionNumbers>(kPrim, params);
   const std::vector<int64_t> sizes = ints_param(kPrim, params, "slice_sizes");
   check_indices(kPrim, indices, dn.start_index_map.size(), "start_index_map", in);
   const int64_t batch_rank = indices.rank() - 1;
@@ -141,15 +146,7 @@ AvalList scatter_rule(std::string_view prim, Avals in, const Params& params) {
   const ShapedArray& operand = in[0];
   const ShapedArray& indices = in[1];
   const ShapedArray& updates = in[2];
-  ScatterDimensionNumbers dn;
-  try {
-    dn = ScatterDimensionNumbers::from_param(param(prim, params, "dimension_numbers"));
-    gather_scatter_mode(param(prim, params, "mode"));
-  } catch (const cjax::TypeError&) {
-    throw;
-  } catch (const Error& e) {
-    fail(prim, e.what());
-  }
+  const auto dn = read_dimension_numbers<ScatterDimensionNumbers>(prim, params);
   if (updates.dtype != operand.dtype)
     fail_got(prim, "the updates must have the operand's dtype", in);
   check_indices(prim, indices, dn.scatter_dims_to_operand_dims.size(),

@@ -11,6 +11,7 @@
 #include "tests/frontend/compiler_test_util.h"
 
 using namespace cjax;
+using cjax::testing::numeric_grad;
 using cjax::testing::random_f64;
 
 namespace fdtest {
@@ -21,21 +22,6 @@ CJAX_PYTREE(Layer, w, b)
 }  // namespace fdtest
 
 namespace {
-
-// d f / d x by central differences, element by element.
-std::vector<double> numeric_grad(const std::function<Array(const Array&)>& f, const Array& x,
-                                 double h = 1e-5) {
-  std::vector<double> base = x.to_vector<double>(), out;
-  for (size_t i = 0; i < base.size(); ++i) {
-    std::vector<double> plus = base, minus = base;
-    plus[i] += h;
-    minus[i] -= h;
-    double fp = f(array(plus, x.shape(), x.dtype())).item();
-    double fm = f(array(minus, x.shape(), x.dtype())).item();
-    out.push_back((fp - fm) / (2 * h));
-  }
-  return out;
-}
 
 void check_close(const Array& got, const std::vector<double>& want) {
   std::vector<double> g = got.to_vector<double>();
