@@ -40,8 +40,6 @@ Array log_softmax(const Array& x, int64_t axis = -1,
 // jax.nn.logsumexp(x) (jax.scipy.special.logsumexp with axis=None).
 Array logsumexp(const Array& x, SourceInfo src = std::source_location::current());
 
-// One-hot vectors: x (integers) compared with 0..num_classes-1 along a new axis `axis`, as
-// jax.nn.one_hot (`jit[name=_one_hot]`); indices out of range give all-zero rows.
 // jax.nn.dot_product_attention (its XLA implementation): query [B, T, N, H], key and value
 // [B, S, K, H] (K dividing N: grouped-query attention), an optional bias and boolean mask
 // broadcastable to [B, N, T, S], `scale` 1/sqrt(H) unless given, `is_causal` for a lower
@@ -51,6 +49,8 @@ Array dot_product_attention(const Array& query, const Array& key, const Array& v
                             std::optional<Array> mask = std::nullopt,
                             std::optional<double> scale = std::nullopt, bool is_causal = false,
                             SourceInfo src = std::source_location::current());
+// One-hot vectors: x (integers) compared with 0..num_classes-1 along a new axis `axis`, as
+// jax.nn.one_hot (`jit[name=_one_hot]`); indices out of range give all-zero rows.
 Array one_hot(const Array& x, int64_t num_classes, DType dtype = DType::f32, int64_t axis = -1,
               SourceInfo src = std::source_location::current());
 
@@ -59,6 +59,16 @@ Array one_hot(const Array& x, int64_t num_classes, DType dtype = DType::f32, int
 // Under checkpoint, the mask is recomputed from the key in the backward pass, never saved.
 Array dropout(const Array& key, double rate, const Array& x,
               SourceInfo src = std::source_location::current());
+
+// Normalisation over the last axis, with a per-feature scale (and bias); jax.nn has neither, so
+// these are what Flax's LayerNorm and RMSNorm compute, written in numpy:
+//   layer_norm: (x - mean) * rsqrt(mean((x - mean)^2) + epsilon) * scale + bias
+//   rms_norm:   x * rsqrt(mean(x^2) + epsilon) * scale
+// scale and bias are scalars or vectors of the last axis's length.
+Array layer_norm(const Array& x, const Array& scale, const Array& bias, double epsilon = 1e-5,
+                 SourceInfo src = std::source_location::current());
+Array rms_norm(const Array& x, const Array& scale, double epsilon = 1e-6,
+               SourceInfo src = std::source_location::current());
 }  // namespace cjax::nn
 
 namespace cjax::numpy {

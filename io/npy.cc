@@ -4,13 +4,12 @@
 
 #include <algorithm>
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <optional>
-#include <sstream>
 #include <variant>
 #include <vector>
 
+#include "io/files.h"
 #include "ir/errors.h"
 #include "ir/limits.h"
 
@@ -162,14 +161,6 @@ void fortran_to_c(const char* src, char* dst, const Shape& shape, size_t item) {
   }
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw UsageError(fmt::format("cannot open '{}'", path));
-  std::stringstream buf;
-  buf << in.rdbuf();
-  return buf.str();
-}
-
 uint32_t read_le(std::string_view b, size_t at, size_t n) {
   uint32_t v = 0;
   for (size_t i = 0; i < n; ++i)
@@ -276,7 +267,7 @@ std::string write_npy(const runtime::Buffer& buffer) {
 }
 
 runtime::Buffer load_npy(const std::string& path) {
-  std::string bytes = read_file(path);
+  std::string bytes = read_file_bytes(path);
   try {
     return read_npy(bytes);
   } catch (const Error& e) {
@@ -285,11 +276,7 @@ runtime::Buffer load_npy(const std::string& path) {
 }
 
 void save_npy(const std::string& path, const runtime::Buffer& buffer) {
-  std::string bytes = write_npy(buffer);
-  std::ofstream out(path, std::ios::binary);
-  if (!out) throw UsageError(fmt::format("cannot write '{}'", path));
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  if (!out) throw UsageError(fmt::format("cannot write '{}'", path));
+  write_file_bytes(path, write_npy(buffer));
 }
 
 }  // namespace cjax::io
