@@ -2,6 +2,7 @@
 // targets) ** 2) with x f32[64,512], W1 f32[512,8192], W2 f32[8192,512], targets f32[64,512].
 // And a deep MLP for the memory tools: 64 layers h = tanh(h @ W_i + b_i).
 #include <cmath>
+#include <tuple>
 
 #include "cjax/api.h"
 #include "examples/inputs.h"
@@ -27,6 +28,15 @@ Array mlp_loss(const Array& x, const Array& W1, const Array& W2, const Array& ta
 Array mlp_checkpoint_loss(const Array& x, const Array& W1, const Array& W2, const Array& targets) {
   Array out = cjax::checkpoint(mlp_block)(x, W1, W2);
   return np::mean(np::power(out - targets, 2));
+}
+
+// A whole training step: the loss's value and gradient, then SGD, returning the updated weights
+// and the loss (`cjax bench --step` times it as one program).
+std::tuple<Array, Array, Array> mlp_sgd_step(const Array& x, const Array& W1, const Array& W2,
+                                             const Array& targets) {
+  auto [loss, grads] = value_and_grad(mlp_loss, argnums<1, 2>)(x, W1, W2, targets);
+  auto [g1, g2] = grads;
+  return {W1 - 0.01 * g1, W2 - 0.01 * g2, loss};
 }
 
 namespace {
@@ -65,6 +75,16 @@ void register_block_examples(std::vector<Example>& out) {
          return cjax::make_jaxpr(mlp_loss, {"x", "W1", "W2", "targets"}, "loss")(x, w1, w2, t);
        },
        mlp_block_inputs});
+  out.push_back({"block/mlp_sgd_step",
+                 "block/mlp's training step as one program: value_and_grad, then W -= 0.01 * "
+                 "grad; returns (W1, W2, loss)",
+                 [] {
+                   ShapeDtype x{DType::f32, {64, 512}}, w1{DType::f32, {512, 8192}},
+                       w2{DType::f32, {8192, 512}}, t{DType::f32, {64, 512}};
+                   return cjax::make_jaxpr(mlp_sgd_step, {"x", "W1", "W2", "targets"}, "sgd_step")(
+                       x, w1, w2, t);
+                 },
+                 mlp_block_inputs});
   out.push_back({"block/mlp_deep",
                  "mean(h**2) after 64 layers h = tanh(h @ W_i + b_i), width 256, batch 256",
                  [] {

@@ -5,7 +5,10 @@
 #include <mlir/Dialect/Linalg/IR/Linalg.h>
 #include <mlir/Dialect/Tensor/IR/Tensor.h>
 
+#include <algorithm>
+
 #include "compiler/cpu/lowering.h"
+#include "ir/params.h"
 #include "ir/primitive.h"
 
 namespace cjax::lower {
@@ -154,6 +157,50 @@ std::vector<Value> concatenate(EqnLowering& el, const std::vector<Value>& in) {
   return {acc};
 }
 
+// pad[padding_config](x, value): the output filled with `value`, then the operand's elements that
+// survive negative (cropping) edges inserted at low + index * (interior + 1): one fill and one
+// strided insert_slice, all offsets static.
+std::vector<Value> pad(EqnLowering& el, const std::vector<Value>& in) {
+  const ShapedArray& x = el.eqn.inputs[0].aval();
+  const ShapedArray& out = out_aval(el);
+  const ParamValue& cfg = el.eqn.params.at("padding_config");
+  const std::vector<ParamValue>* dims = nullptr;
+  if (cfg.is<ParamTuple>()) dims = &cfg.as<ParamTuple>().items;
+  if (cfg.is<ParamList>()) dims = &cfg.as<ParamList>().items;
+  if (!dims || dims->size() != x.shape.size()) not_native(el, "a malformed padding_config");
+  OpBuilder& b = el.b();
+  Value value = b.create<mlir::tensor::ExtractOp>(el.loc, in[1], ValueRange{});
+  Value acc =
+      b.create<mlir::linalg::FillOp>(el.loc, ValueRange{value}, ValueRange{empty_tensor(el, out)})
+          .getResult(0);
+  const size_t r = x.shape.size();
+  if (r == 0) return {in[0]};
+  std::vector<int64_t> first(r), count(r), offsets(r), strides(r), ones(r, 1);
+  for (size_t d = 0; d < r; ++d) {
+    const std::vector<int64_t> t = (*dims)[d].to_ints();
+    if (t.size() != 3 || t[2] < 0) not_native(el, "a malformed padding_config");
+    const int64_t lo = t[0], step = t[2] + 1, n = x.shape[d];
+    // The operand indices i with 0 <= lo + i * step < out: [first, last].
+    const int64_t first_i = lo >= 0 ? 0 : (-lo + step - 1) / step;
+    const int64_t last_i =
+        out.shape[d] - 1 - lo < 0 ? -1 : std::min(n - 1, (out.shape[d] - 1 - lo) / step);
+    if (last_i < first_i) return {acc};  // every element cropped: only padding remains
+    first[d] = first_i;
+    count[d] = last_i - first_i + 1;
+    offsets[d] = lo + first_i * step;
+    strides[d] = step;
+  }
+  Value kept = in[0];
+  if (count != x.shape) {
+    mlir::Type et = element_type(b, x.dtype, "pad");
+    kept = b.create<mlir::tensor::ExtractSliceOp>(el.loc, mlir::RankedTensorType::get(count, et),
+                                                  in[0], ValueRange{}, ValueRange{}, ValueRange{},
+                                                  first, count, ones);
+  }
+  return {b.create<mlir::tensor::InsertSliceOp>(el.loc, kept, acc, ValueRange{}, ValueRange{},
+                                                ValueRange{}, offsets, count, strides)};
+}
+
 }  // namespace
 
 void register_structural_rules(LowerRuleTable& t) {
@@ -166,6 +213,7 @@ void register_structural_rules(LowerRuleTable& t) {
   t.add("expand_dims", reshape);
   t.add("slice", slice);
   t.add("concatenate", concatenate);
+  t.add("pad", pad);
 }
 
 }  // namespace cjax::lower

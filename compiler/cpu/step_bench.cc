@@ -33,7 +33,8 @@ StepReport bench_step(const Jaxpr& jaxpr, std::span<const runtime::Buffer> input
   if (outs.size() != 1 || !is_floating(outs[0].dtype))
     throw UsageError(
         fmt::format("bench: {} must return one float array to differentiate, it "
-                    "returns {} values",
+                    "returns {} values (--step times a program as it is, a training step "
+                    "returning updated weights say)",
                     where, outs.size()));
   if (repetitions < 1) throw UsageError("bench: at least one repetition");
   StepReport r;
@@ -97,6 +98,30 @@ StepReport bench_step(const Jaxpr& jaxpr, std::span<const runtime::Buffer> input
   r.fwd = summarize(fwd_ms);
   r.bwd = summarize(bwd_ms);
   r.step = summarize(step_ms);
+  return r;
+}
+
+ProgramReport bench_program(const Jaxpr& jaxpr, std::span<const runtime::Buffer> inputs,
+                            const std::string& where, int warmup, int repetitions) {
+  if (repetitions < 1) throw UsageError("bench: at least one repetition");
+  ProgramReport r;
+  r.repetitions = repetitions;
+  auto t_compile = Clock::now();
+  std::shared_ptr<const Executable> exe = compile(jaxpr, where);
+  r.compile_ms = elapsed_ms(t_compile);
+  r.compile = exe->compile_stats();
+  std::vector<double> ms;
+  for (int i = 0; i < warmup + repetitions; ++i) {
+    RunStats stats;
+    auto t0 = Clock::now();
+    std::vector<runtime::Buffer> outs = exe->run(inputs, &stats);
+    const double t = elapsed_ms(t0);
+    if (i < warmup) continue;
+    ms.push_back(t);
+    r.output_bytes = stats.output_bytes;
+    r.peak_bytes = std::max(r.peak_bytes, stats.peak_bytes);
+  }
+  r.run = summarize(ms);
   return r;
 }
 

@@ -39,4 +39,18 @@ StepReport bench_step(const Jaxpr& jaxpr, std::span<const runtime::Buffer> input
                       const std::string& where, int warmup, int repetitions,
                       const std::vector<bool>& wrt = {});
 
+// Timing a program as it is (`cjax bench --step`): one executable, run on `inputs` `warmup`
+// times untimed then `repetitions` times, each run's outputs (a training step's updated weights,
+// say) dropped before the next.
+struct ProgramReport {
+  double compile_ms = 0;
+  CompileStats compile;
+  Timing run;
+  size_t output_bytes = 0;
+  size_t peak_bytes = 0;  // the most bytes live during a run, arguments included
+  int repetitions = 0;
+};
+ProgramReport bench_program(const Jaxpr& jaxpr, std::span<const runtime::Buffer> inputs,
+                            const std::string& where, int warmup, int repetitions);
+
 }  // namespace cjax::lower

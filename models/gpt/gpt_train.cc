@@ -22,6 +22,7 @@
 #include "models/gpt/model.h"
 #include "models/gpt/text.h"
 #include "models/gpt/train.h"
+#include "runtime/buffer.h"
 
 namespace gpt = cjax::models::gpt;
 using cjax::Array;
@@ -147,12 +148,15 @@ int train(const Options& o) {
   const auto start = Clock::now();
   std::optional<Clock::time_point> after_first;  // the first step includes compiling
   std::vector<double> recent;
+  size_t step_peak = 0;  // the most bytes live during a step, weights and optimizer state included
   while (state.step < o.train.steps) {
     // Windows and dropout keys from the step number, so a resumed run continues the same run.
     gpt::SplitMix64 rng(o.seed * 0x100000001b3ull + uint64_t(state.step));
     auto [x, y] = gpt::sample_batch(train_ids, o.train.batch, c.seq, rng);
     const Array dropout_key = cjax::random::fold_in(key, state.step + 1);
+    cjax::runtime::reset_peak_bytes();
     const float loss = gpt::train_step(step, state, x, y, dropout_key);
+    step_peak = std::max(step_peak, cjax::runtime::memory_stats().peak_bytes);
     if (!std::isfinite(loss))
       throw cjax::Error(fmt::format("gpt: loss {} at step {}", loss, state.step));
     if (!after_first) after_first = Clock::now();
@@ -177,10 +181,11 @@ int train(const Options& o) {
                      : std::accumulate(recent.begin(), recent.end(), 0.0) / double(recent.size());
   fmt::print(
       "gpt: {} steps in {:.1f} s ({:.0f} tokens/s after the first step); training loss "
-      "{:.3f} (mean of the last {}), validation loss {:.3f} nats/char\n",
+      "{:.3f} (mean of the last {}), validation loss {:.3f} nats/char; a step's peak memory "
+      "{:.1f} MiB\n",
       trained, elapsed,
       trained > 1 ? double((trained - 1) * tokens_per_step) / seconds_since(*after_first) : 0.0,
-      train_avg, recent.size(), val);
+      train_avg, recent.size(), val, double(step_peak) / (1 << 20));
   if (!o.save.empty()) {
     gpt::save_checkpoint(o.save, state);
     fmt::print("gpt: saved the parameters and optimizer state at step {} to {}\n", state.step,

@@ -122,6 +122,29 @@ TEST_CASE("bench reports compile, step and memory figures as text and JSON") {
   CHECK(wrt.err.find("no argument named 'nope'") != std::string::npos);
 }
 
+TEST_CASE("bench --step times a whole training step that returns updated weights") {
+  // Without --step, a program returning three values cannot be differentiated: the error says so.
+  auto grad_of_step = run_cli("bench --example block/mlp_sgd_step -r 1");
+  CHECK(grad_of_step.code == 2);
+  CHECK(grad_of_step.err.find("--step times a program as it is") != std::string::npos);
+  auto js = run_cli("bench --example block/mlp_sgd_step --step -r 2 --warmup 1 --json");
+  REQUIRE(js.code == 0);
+  auto j = nlohmann::json::parse(js.out);
+  CHECK(j["run_ms"]["min"].get<double>() > 0);
+  CHECK(j["run_ms"]["min"].get<double>() <= j["run_ms"]["max"].get<double>());
+  // The outputs: W1 and W2 updated (16 MiB each) and the loss. The inputs (W1, W2 and two
+  // 128 KiB arrays) are live too, so the peak holds at least both.
+  CHECK(j["output_bytes"].get<size_t>() == (32u << 20) + 4);
+  CHECK(j["peak_bytes"].get<size_t>() >= (64u << 20) + (256u << 10) + 4);
+  auto text = run_cli("bench --example block/mlp_sgd_step --step -r 1 --warmup 0");
+  REQUIRE(text.code == 0);
+  CHECK(text.out.find("as one program: 1 runs after 0 warm-up") != std::string::npos);
+  CHECK(text.out.find("dot_general via BLAS") != std::string::npos);
+  auto wrt = run_cli("bench --example block/mlp_sgd_step --step --wrt W1 -r 1");
+  CHECK(wrt.code == 2);
+  CHECK(wrt.err.find("--step differentiates nothing") != std::string::npos);
+}
+
 TEST_CASE("the checkpointed MLP keeps fewer residual bytes than the plain one") {
   auto plain = nlohmann::json::parse(
       run_cli("bench --example block/mlp --wrt W1,W2 -r 1 --warmup 0 --json").out);

@@ -126,6 +126,29 @@ TEST_CASE("shape primitives and reductions match the interpreter") {
       "c:f32[3,4] = cumsum[axis=1 reverse=False] a in (b, c) }");
 }
 
+TEST_CASE("pad compiles natively: edges, interior padding, cropping, every element cropped") {
+  const char* configs[][2] = {
+      {"f32[4,6]", "((1, 1, 0), (0, 1, 1))"},     // edges and interior
+      {"f32[1,2]", "((-1, 0, 0), (-2, 1, 0))"},   // cropped from the low edges
+      {"f32[1,3]", "((0, -2, 1), (-1, -1, 1))"},  // interior padding, then cropped
+      {"f32[2,3]", "((0, 0, 0), (-4, 0, 2))"},    // cropping into the interior
+      {"f32[2,4]", "((0, 0, 0), (-4, 5, 0))"},    // every operand element cropped
+  };
+  for (const auto& [out, config] : configs) {
+    const std::string text = fmt::format(
+        "{{ lambda ; a:f32[2,3] v:f32[]. let b:{} = pad[padding_config={}] a v in (b,) }}", out,
+        config);
+    INFO(text);
+    JaxprRef j = parse_jaxpr(text);
+    auto exe = lower::compile(*j, "test");
+    CHECK(exe->compile_stats().runtime_calls.empty());
+    check(text);
+  }
+  check(
+      "{ lambda ; a:i32[3] v:i32[]. let b:i32[8] = pad[padding_config=((2, 1, 1),)] a v in (b,) }");
+  check("{ lambda ; a:f32[] v:f32[]. let b:f32[] = pad[padding_config=()] a v in (b,) }");
+}
+
 TEST_CASE("dot_general through BLAS in every operand layout matches the interpreter's loops") {
   // f64 keeps the comparison tight; each layout takes a different path of the BLAS plan.
   check(

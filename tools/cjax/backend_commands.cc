@@ -151,6 +151,45 @@ int print_lowered(const Source& src, const std::string& target, const std::strin
   });
 }
 
+// The inputs `cjax bench` runs on: the example's own, else 0.5 everywhere.
+std::vector<runtime::Buffer> bench_inputs(const AutodiffOptions& opts, const Jaxpr& jaxpr) {
+  std::vector<runtime::Buffer> inputs = default_inputs(opts.src);
+  if (inputs.empty())
+    for (const ShapedArray& a : jaxpr.in_avals()) inputs.push_back(runtime::Buffer::full(a, 0.5));
+  return inputs;
+}
+
+// `cjax bench --step`: the program itself compiled and timed, whatever it returns.
+int print_program_bench(const AutodiffOptions& opts, const BenchOptions& bench,
+                        const PreparedProgram& p, std::ostream& out) {
+  if (!bench.wrt.empty()) throw UsageError("--wrt names gradients; --step differentiates nothing");
+  check_fits_in_memory(p.jaxpr);
+  const std::vector<runtime::Buffer> inputs = bench_inputs(opts, p.jaxpr);
+  lower::ProgramReport r =
+      lower::bench_program(p.jaxpr, inputs, describe(opts.src), bench.warmup, bench.repetitions);
+  if (bench.json) {
+    out << nlohmann::json{{"program", describe(opts.src)},  {"repetitions", r.repetitions},
+                          {"compile_ms", r.compile_ms},     {"functions", r.compile.functions},
+                          {"calls", r.compile.steps},       {"run_ms", timing_json(r.run)},
+                          {"output_bytes", r.output_bytes}, {"peak_bytes", r.peak_bytes},
+                          {"blas", blas_kernels()}}
+               .dump(2)
+        << "\n";
+    return kOk;
+  }
+  out << fmt::format("{} as one program: {} runs after {} warm-up, {}\n", describe(opts.src),
+                     r.repetitions, bench.warmup, blas_kernels());
+  out << fmt::format("  compile  {:9.3f} ms ({} functions, {} calls a run)\n", r.compile_ms,
+                     r.compile.functions, r.compile.steps);
+  out << fmt::format("  {:8} {:>9} {:>9} {:>9}  (ms)\n", "", "min", "median", "max");
+  out << fmt::format("  run      {}\n", timing(r.run));
+  out << fmt::format("  outputs {} ({} bytes), peak {} ({} bytes)\n", mib(r.output_bytes),
+                     r.output_bytes, mib(r.peak_bytes), r.peak_bytes);
+  if (!r.compile.runtime_calls.empty()) out << "  runtime calls (one line per call site):\n";
+  for (const std::string& c : r.compile.runtime_calls) out << "    " << c << "\n";
+  return kOk;
+}
+
 int print_bench(const AutodiffOptions& opts, const BenchOptions& bench, std::ostream& out,
                 std::ostream& err) {
   return guarded(err, describe(opts.src), [&] {
@@ -158,14 +197,12 @@ int print_bench(const AutodiffOptions& opts, const BenchOptions& bench, std::ost
     PreparedProgram p = prepare_program(opts, err);
     const double trace_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    if (bench.step) return static_cast<ExitCode>(print_program_bench(opts, bench, p, out));
     {  // before the inputs, which may not fit either
       const VjpResult step = vjp_jaxpr(p.jaxpr);
       check_memory_need(step_memory_need(step.fwd, step.bwd, step.num_residuals));
     }
-    std::vector<runtime::Buffer> inputs = default_inputs(opts.src);
-    if (inputs.empty())
-      for (const ShapedArray& a : p.jaxpr.in_avals())
-        inputs.push_back(runtime::Buffer::full(a, 0.5));
+    std::vector<runtime::Buffer> inputs = bench_inputs(opts, p.jaxpr);
     std::vector<bool> wrt;
     for (const std::string& name : bench.wrt) {
       auto it = std::find(p.arg_names.begin(), p.arg_names.end(), name);

@@ -36,6 +36,7 @@ struct BenchOptions {
   bool json = false;
   bool timing = false;           // --timing: the compile's phases
   std::vector<std::string> wrt;  // --wrt: argument names to differentiate (default: all)
+  bool step = false;             // --step: time the program as it is, not its gradient
 };
 int print_bench(const AutodiffOptions& opts, const BenchOptions& bench, std::ostream& out,
                 std::ostream& err);

@@ -249,7 +249,7 @@ Runner add_bench_command(CLI::App& app) {
   auto s = std::make_shared<State>();
   auto* cmd = add_command(app, "bench",
                           "compile a program's forward and backward executables and time the "
-                          "training step",
+                          "training step (--step: the program itself, one executable)",
                           "cjax bench --example block/mlp --wrt W1,W2 --json");
   add_autodiff_options(cmd, s->opts);
   add_list(cmd, "--wrt", s->bench.wrt, "differentiate only these arguments, e.g. W1,W2");
@@ -260,6 +260,9 @@ Runner add_bench_command(CLI::App& app) {
   cmd->add_flag("--json", s->bench.json,
                 "print JSON: compile_ms fwd_ms bwd_ms step_ms residual_bytes "
                 "recomputed_residuals peak_bytes");
+  cmd->add_flag("--step", s->bench.step,
+                "time the program as it is, not its gradient: a whole training step returning "
+                "its updated weights, say");
   cmd->add_flag("--timing", s->bench.timing,
                 "also print where the compile time went (trace, differentiate, lower, MLIR, LLVM, "
                 "cache)");
