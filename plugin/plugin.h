@@ -16,12 +16,17 @@
 #include <fmt/format.h>
 
 #include <cstddef>
+#include <memory>
+#include <optional>
 #include <string>
+#include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "cjax/array.h"
 #include "cjax/make_jaxpr.h"
+#include "cjax/pytree.h"
 #include "ir/errors.h"
 #include "plugin/plugin_abi.h"
 
@@ -60,6 +65,67 @@ Function make_function(std::string name, std::function<R(A...)> f, std::string_v
   return out;
 }
 
+// A function of pytrees (structs registered with CJAX_PYTREE, vectors, maps, Arrays), traced on
+// the example arguments `make_args` returns as a std::tuple, one element per argument. The specs
+// and names are the flattened leaves': `params.layers.W1` for argument `params`'s leaf at
+// `.layers.W1`, as make_jaxpr names them.
+// An example argument as a pytree: a ShapeDtype becomes an Array holding no data.
+template <class T>
+auto example_tree(const T& a) {
+  if constexpr (std::is_same_v<T, ShapeDtype>)
+    return Array(a);
+  else
+    return a;
+}
+
+template <class F, class MakeArgs>
+Function make_tree_function(std::string name, F f, MakeArgs make_args, std::string_view arg_names,
+                            std::string description) {
+  Function out{std::move(name), std::move(description), {}, {}, {}};
+  const std::vector<std::string> top = split_list(arg_names);
+  // Errors wait for the trace: a throw here would end the program loading the plugin.
+  std::string error;
+  auto args = std::make_shared<std::optional<decltype(make_args())>>();
+  try {
+    args->emplace(make_args());
+    constexpr size_t arity = std::tuple_size_v<decltype(make_args())>;
+    if (!top.empty() && top.size() != arity)
+      throw Error(fmt::format("function '{}' registers {} argument names for {} example arguments",
+                              out.name, top.size(), arity));
+    size_t i = 0;
+    auto add = [&](const auto& arg) {
+      const FlatTree flat = tree_flatten(example_tree(arg));
+      const std::string base = top.empty() ? fmt::format("args[{}]", i) : top[i];
+      for (size_t k = 0; k < flat.leaves.size(); ++k) {
+        out.arg_specs.push_back(flat.leaves[k].aval().str_short());
+        out.arg_names.push_back(base + keystr(flat.paths[k]));
+      }
+      ++i;
+    };
+    std::apply([&](const auto&... a) { (add(a), ...); }, **args);
+  } catch (const std::exception& e) {
+    error = fmt::format("function '{}': its example arguments: {}", out.name, e.what());
+    out.arg_specs.clear();
+    out.arg_names.clear();
+  }
+  out.make_jaxpr = [f = std::move(f), args, top, error, fname = out.name]() {
+    if (!error.empty()) throw Error(error);
+    return std::apply(
+        [&](const auto&... a) { return cjax::make_jaxpr(f, top, fname)(example_tree(a)...); },
+        **args);
+  };
+  return out;
+}
+
+struct TreeRegistrar {
+  template <class F, class MakeArgs>
+  TreeRegistrar(const char* name, F&& fn, MakeArgs&& make_args, const char* arg_names,
+                const char* description) {
+    registered_functions().push_back(make_tree_function(
+        name, std::forward<F>(fn), std::forward<MakeArgs>(make_args), arg_names, description));
+  }
+};
+
 struct Registrar {
   template <class F>
   Registrar(const char* name, F&& fn, const char* specs, const char* arg_names,
@@ -85,6 +151,21 @@ cjax_plugin_functions() {
 
 #define CJAX_PLUGIN_CONCAT2(a, b) a##b
 #define CJAX_PLUGIN_CONCAT(a, b) CJAX_PLUGIN_CONCAT2(a, b)
+
+// Registers `fn`, a function of pytrees, under NAME: its arguments named ARG_NAMES
+// ("params, tokens"), traced on the example arguments the last macro argument returns as a
+// std::tuple (a function or lambda; Arrays made from ShapeDtype hold no data). The CLI sees one
+// argument per leaf, `params.layers.W1`:
+//   CJAX_REGISTER_TREE_FUNCTION("loss", loss, "params, tokens", [] {
+//     return std::tuple{example_params(), cjax::ShapeDtype{cjax::DType::i32, {4, 16}}};
+//   });
+#define CJAX_REGISTER_TREE_FUNCTION(NAME, fn, ARG_NAMES, ...) \
+  CJAX_REGISTER_TREE_FUNCTION_DESCRIBED(NAME, fn, ARG_NAMES, "", __VA_ARGS__)
+#define CJAX_REGISTER_TREE_FUNCTION_DESCRIBED(NAME, fn, ARG_NAMES, DESCRIPTION, ...)            \
+  static const ::cjax::plugin::detail::TreeRegistrar CJAX_PLUGIN_CONCAT(cjax_plugin_registrar_, \
+                                                                        __COUNTER__) {          \
+    NAME, fn, (__VA_ARGS__), ARG_NAMES, DESCRIPTION                                             \
+  }
 
 // Registers `fn` under NAME with its argument specs ("f32[4,4], f32[4]") and names ("W, x").
 #define CJAX_REGISTER_FUNCTION(NAME, fn, SPECS, ARG_NAMES) \

@@ -100,6 +100,24 @@ TEST_CASE(
   r = run_cli("run - --seed 3 --int-high 64 --backend interpreter", min_max);
   REQUIRE(r.code == 0);
   CHECK(r.out == "out_0: Array(0, dtype=int32)\nout_1: Array(63, dtype=int32)\n");
+  r = run_cli("run - --seed 3 --int-range -5,5 --backend interpreter", min_max);
+  REQUIRE(r.code == 0);
+  CHECK(r.out == "out_0: Array(-5, dtype=int32)\nout_1: Array(4, dtype=int32)\n");
+  for (const char* bad : {"5,5", "3", "a,b", "-2147483649,0", "0,2147483649", "1,0"}) {
+    auto r2 = run_cli(std::string("run - --seed 3 --int-range ") + bad, min_max);
+    CHECK(r2.code == 2);
+    CHECK(r2.err == "cjax: run: --int-range " + std::string(bad) +
+                        ": give lo,hi with -2^31 <= lo < hi <= 2^31; seeded integers are drawn "
+                        "from [lo, hi)\n");
+  }
+  auto both_ranges = run_cli("run - --seed 3 --int-range 0,4 --int-high 4", min_max);
+  CHECK(both_ranges.code == 2);
+  CHECK(both_ranges.err.find("--int-range and --int-high both set the range") != std::string::npos);
+  auto negative_unsigned = run_cli("run - --seed 0 --int-range -1,3",
+                                   "{ lambda ; a:u8[3]. let b:u8[3] = neg a in (b,) }");
+  CHECK(negative_unsigned.code == 2);
+  CHECK(negative_unsigned.err.find("argument a is u8[3], which holds no negative values") !=
+        std::string::npos);
   auto big = run_cli("run - --seed 0 --int-high 1000",
                      "{ lambda ; a:i8[3]. let b:i8[3] = neg a in (b,) }");
   CHECK(big.code == 2);

@@ -6,6 +6,12 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "io/npy.h"
+#include "io/npz.h"
 #include "tests/cli/run_cli.h"
 
 using cli_test::plugin_path;
@@ -30,11 +36,73 @@ TEST_CASE("cjax examples --plugin lists the functions a plugin registers") {
   auto r = run_cli("examples --plugin " + good);
   REQUIRE(r.code == 0);
   CHECK(r.out ==
-        "mlp_loss     (W1:f32[3,4], W2:f32[2,3], x:f32[4])  a two-layer tanh/sin network summed "
-        "to a scalar\n"
-        "scale_shift  (x:f32[3], s:f32[])\n"
-        "lookup_loss  (table:f32[8], ids:i32[4])\n"
-        "bad_specs    (x:f32[3])\n");
+        "mlp_loss        (W1:f32[3,4], W2:f32[2,3], x:f32[4])  a two-layer tanh/sin network "
+        "summed to a scalar\n"
+        "scale_shift     (x:f32[3], s:f32[])\n"
+        "lookup_loss     (table:f32[8], ids:i32[4])\n"
+        "bad_specs       (x:f32[3])\n"
+        "tree_loss       (params.layers[0].W:f32[3,3], params.layers[0].b:f32[3], "
+        "params.layers[1].W:f32[3,3], params.layers[1].b:f32[3], params.scale:f32[], x:f32[3])  "
+        "tanh layers of a parameter struct\n"
+        "tree_bad_names  ()\n");
+}
+
+TEST_CASE("a plugin function of a parameter struct: leaves named by path, inputs by name") {
+  auto res = run_cli("residuals -p " + good + " -f tree_loss");
+  REQUIRE(res.code == 0);
+  CHECK(res.out.find("f32[3,3] from the argument params.layers[1].W\n") != std::string::npos);
+  CHECK(res.out.find("f32[] from the argument params.scale\n") != std::string::npos);
+
+  // The same six arrays given as numbers, as a directory of <name>.npy files and as one .npz.
+  const std::vector<std::string> names = {"params.layers[0].W", "params.layers[0].b",
+                                          "params.layers[1].W", "params.layers[1].b",
+                                          "params.scale",       "x"};
+  const std::vector<cjax::ShapedArray> avals = {
+      {cjax::DType::f32, {3, 3}}, {cjax::DType::f32, {3}}, {cjax::DType::f32, {3, 3}},
+      {cjax::DType::f32, {3}},    {cjax::DType::f32, {}},  {cjax::DType::f32, {3}}};
+  const std::vector<double> fills = {0.1, 0.0, 0.2, 0.5, 2.0, 1.0};
+  // The files' names: what is not a letter, digit, '-' or '.' becomes one '_'.
+  const std::vector<std::string> stems = {"params.layers_0_.W", "params.layers_0_.b",
+                                          "params.layers_1_.W", "params.layers_1_.b",
+                                          "params.scale",       "x"};
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("cjax_tree_inputs_" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  cjax::io::NamedBuffers archive;
+  for (size_t i = 0; i < names.size(); ++i) {
+    auto b = cjax::runtime::Buffer::full(avals[i], fills[i]);
+    cjax::io::save_npy((dir / (stems[i] + ".npy")).string(), b);
+    archive.emplace_back(names[i], b);
+  }
+  const std::string npz = (dir / "inputs.npz").string();
+  cjax::io::save_npz(npz, archive);
+  auto numbers = run_cli("grad -p " + good + " -f tree_loss --inputs 0.1,0,0.2,0.5,2,1");
+  REQUIRE(numbers.code == 0);
+  auto from_dir = run_cli("grad -p " + good + " -f tree_loss --inputs " + dir.string());
+  REQUIRE(from_dir.code == 0);
+  CHECK(from_dir.out == numbers.out);
+  auto from_npz = run_cli("grad -p " + good + " -f tree_loss --inputs " + npz);
+  REQUIRE(from_npz.code == 0);
+  CHECK(from_npz.out == numbers.out);
+  CHECK(numbers.out.find("grad params.layers[1].W: ") != std::string::npos);
+
+  // A missing array is named; so is one of the wrong shape.
+  std::filesystem::remove(dir / "params.scale.npy");
+  auto missing = run_cli("grad -p " + good + " -f tree_loss --inputs " + dir.string());
+  CHECK(missing.code == 2);
+  CHECK(missing.err.find("no <name>.npy file for 1 of the 6 arguments: params.scale") !=
+        std::string::npos);
+  archive[5].second = cjax::runtime::Buffer::full({cjax::DType::f32, {4}}, 1.0);
+  cjax::io::save_npz(npz, archive);
+  auto shape = run_cli("grad -p " + good + " -f tree_loss --inputs " + npz);
+  CHECK(shape.code == 1);
+  CHECK(shape.err.find("argument x is f32[3], but " + npz + "'s 'x' holds f32[4]") !=
+        std::string::npos);
+  std::filesystem::remove_all(dir);
+
+  auto named = run_cli("grad -p " + good + " -f tree_bad_names");
+  CHECK(named.code == 1);
+  CHECK(named.err.find("registers 1 argument names for 2 example arguments") != std::string::npos);
 }
 
 TEST_CASE("a plugin's function is traced, differentiated and reported like an example") {
@@ -84,7 +152,7 @@ TEST_CASE("plugin errors name the plugin and what is wrong") {
   CHECK(no_fn.code == 2);
   CHECK(no_fn.err == "cjax: function lossy: plugin '" + good +
                          "' has no function 'lossy'; it registers: mlp_loss, scale_shift, "
-                         "lookup_loss, bad_specs\n");
+                         "lookup_loss, bad_specs, tree_loss, tree_bad_names\n");
 
   auto old =
       run_cli("jaxpr --plugin " + plugin_path("cjax_test_plugin_old") + " --function mlp_loss");

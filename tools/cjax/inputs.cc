@@ -2,13 +2,16 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
 #include <filesystem>
+#include <map>
 
 #include "cjax/array.h"
 #include "io/npy.h"
+#include "io/npz.h"
 #include "ir/errors.h"
 #include "runtime/dtype_dispatch.h"
 
@@ -26,13 +29,18 @@ double max_value(DType t) {
   return std::ldexp(1.0, bits) - 1.0;
 }
 
-// Values in [-1, 1) for floats, [0, int_high) for integers, random bools; a different stream per
-// argument.
-runtime::Buffer random_array(const ShapedArray& aval, uint64_t seed, size_t arg, int64_t int_high,
-                             const std::string& name) {
+// Values in [-1, 1) for floats, [int_low, int_high) for integers, random bools; a different stream
+// per argument.
+runtime::Buffer random_array(const ShapedArray& aval, uint64_t seed, size_t arg, int64_t int_low,
+                             int64_t int_high, const std::string& name) {
   if (is_integer(aval.dtype) && static_cast<double>(int_high - 1) > max_value(aval.dtype))
     throw UsageError(fmt::format("--int-high {}: argument {} is {}, whose largest value is {:.0f}",
                                  int_high, name, aval.str_short(), max_value(aval.dtype)));
+  if (is_unsigned_integer(aval.dtype) && int_low < 0)
+    throw UsageError(
+        fmt::format("--int-range {},{}: argument {} is {}, which holds no negative "
+                    "values",
+                    int_low, int_high, name, aval.str_short()));
   ShapedArray f64(DType::f64, aval.shape);
   std::vector<double> data(static_cast<size_t>(aval.size()));
   uint64_t state = (seed + 1) * 0x9E3779B97F4A7C15ull + arg * 0xD1B54A32D192ED03ull;
@@ -42,7 +50,7 @@ runtime::Buffer random_array(const ShapedArray& aval, uint64_t seed, size_t arg,
     if (aval.dtype == DType::bool_)
       v = u < 0.5 ? 0.0 : 1.0;
     else if (is_integer(aval.dtype))
-      v = std::floor(u * static_cast<double>(int_high));
+      v = static_cast<double>(int_low) + std::floor(u * static_cast<double>(int_high - int_low));
     else
       v = u * 2.0 - 1.0;
   }
@@ -102,19 +110,21 @@ runtime::Buffer integer_item(const std::string& item, const ShapedArray& aval,
   return filled_integer(aval, v);
 }
 
+// `b`, read from `where` for argument `name`, checked against the argument's type.
+runtime::Buffer checked_array(runtime::Buffer b, const ShapedArray& aval, const std::string& name,
+                              const std::string& where) {
+  if (b.aval().dtype != aval.dtype || b.aval().shape != aval.shape)
+    throw Error(fmt::format(
+        "argument {} is {}, but {} holds {}{}", name, aval.str_short(), where, b.aval().str_short(),
+        b.aval().dtype != aval.dtype
+            ? fmt::format(" (save it with .astype(np.{}))", long_name(aval.dtype))
+            : ""));
+  return b;
+}
+
 runtime::Buffer input_item(const std::string& item, const ShapedArray& aval,
                            const std::string& name) {
-  if (ends_with(item, ".npy")) {
-    runtime::Buffer b = io::load_npy(item);
-    if (b.aval().dtype != aval.dtype || b.aval().shape != aval.shape)
-      throw Error(
-          fmt::format("argument {} is {}, but {} holds {}{}", name, aval.str_short(), item,
-                      b.aval().str_short(),
-                      b.aval().dtype != aval.dtype
-                          ? fmt::format(" (save it with .astype(np.{}))", long_name(aval.dtype))
-                          : ""));
-    return b;
-  }
+  if (ends_with(item, ".npy")) return checked_array(io::load_npy(item), aval, name, item);
   double v = 0;
   const char* end = item.data() + item.size();
   auto [ptr, ec] = std::from_chars(item.data(), end, v);
@@ -123,6 +133,51 @@ runtime::Buffer input_item(const std::string& item, const ShapedArray& aval,
         fmt::format("--inputs: '{}' (for {}) is neither a number nor a .npy file", item, name));
   if (is_integer(aval.dtype)) return integer_item(item, aval, name);
   return runtime::Buffer::full(aval, v);
+}
+
+// --inputs DIR (one DIR/<name>.npy per argument) or --inputs FILE.npz (one entry per argument):
+// the arguments found by name, as `params.layers.W1` or as its file stem `params.layers.W1`.
+bool is_named_source(const std::string& item) {
+  return ends_with(item, ".npz") || std::filesystem::is_directory(item);
+}
+
+std::vector<runtime::Buffer> named_inputs(const std::string& source, const Jaxpr& jaxpr,
+                                          const std::vector<std::string>& arg_names) {
+  std::map<std::string, runtime::Buffer> archive;
+  const bool npz = ends_with(source, ".npz");
+  if (npz)
+    for (auto& [name, buffer] : io::load_npz(source)) archive.emplace(name, std::move(buffer));
+  std::vector<runtime::Buffer> args;
+  std::vector<std::string> missing;
+  for (size_t i = 0; i < jaxpr.invars.size(); ++i) {
+    const std::string name = i < arg_names.size() ? arg_names[i] : fmt::format("#{}", i);
+    const ShapedArray& aval = jaxpr.invars[i].aval();
+    if (npz) {
+      auto it = archive.find(name);
+      if (it == archive.end()) it = archive.find(file_stem(name));
+      if (it == archive.end()) {
+        missing.push_back(name);
+        continue;
+      }
+      args.push_back(checked_array(std::move(it->second), aval, name,
+                                   fmt::format("{}'s '{}'", source, it->first)));
+      continue;
+    }
+    const std::string path = (std::filesystem::path(source) / (file_stem(name) + ".npy")).string();
+    if (!std::filesystem::exists(path)) {
+      missing.push_back(name);
+      continue;
+    }
+    args.push_back(checked_array(io::load_npy(path), aval, name, path));
+  }
+  if (!missing.empty())
+    throw UsageError(fmt::format(
+        "--inputs {}: no {} for {} of the {} arguments: {}{}", source,
+        npz ? "entry" : "<name>.npy file", missing.size(), jaxpr.invars.size(),
+        fmt::join(missing.begin(),
+                  missing.begin() + std::ptrdiff_t(std::min<size_t>(missing.size(), 8)), ", "),
+        missing.size() > 8 ? ", ..." : ""));
+  return args;
 }
 
 }  // namespace
@@ -148,6 +203,30 @@ InputOptions input_options(const InputArgs& args) {
           *args.int_high));
     o.int_high = *high;
   }
+  if (args.int_range) {
+    if (!args.seed)
+      throw UsageError("--int-range sets the range of --seed's integers: give --seed");
+    if (args.int_high) throw UsageError("--int-range and --int-high both set the range: give one");
+    const std::string& r = *args.int_range;
+    const size_t comma = r.find(',');
+    auto bound = [&](const std::string& text) -> std::optional<int64_t> {
+      int64_t v = 0;
+      const char* end = text.data() + text.size();
+      auto [ptr, ec] = std::from_chars(text.data(), end, v);
+      if (text.empty() || ec != std::errc() || ptr != end) return std::nullopt;
+      return v;
+    };
+    const auto lo = comma == std::string::npos ? std::nullopt : bound(r.substr(0, comma));
+    const auto hi = comma == std::string::npos ? std::nullopt : bound(r.substr(comma + 1));
+    constexpr int64_t limit = int64_t{1} << 31;
+    if (!lo || !hi || *lo >= *hi || *lo < -limit || *hi > limit)
+      throw UsageError(fmt::format(
+          "--int-range {}: give lo,hi with -2^31 <= lo < hi <= 2^31; seeded integers are drawn "
+          "from [lo, hi)",
+          r));
+    o.int_low = *lo;
+    o.int_high = *hi;
+  }
   return o;
 }
 
@@ -158,7 +237,10 @@ std::vector<runtime::Buffer> make_inputs(const Jaxpr& jaxpr,
   size_t n = jaxpr.invars.size();
   auto name = [&](size_t i) { return i < arg_names.size() ? arg_names[i] : fmt::format("#{}", i); };
   std::vector<runtime::Buffer> args;
-  if (!opts.items.empty()) {
+  if (opts.items.size() == 1 && is_named_source(opts.items[0]) &&
+      !(n == 1 && ends_with(opts.items[0], ".npy"))) {
+    return named_inputs(opts.items[0], jaxpr, arg_names);
+  } else if (!opts.items.empty()) {
     if (opts.items.size() != n)
       throw UsageError(
           fmt::format("--inputs gives {} values for {} arguments", opts.items.size(), n));
@@ -166,7 +248,8 @@ std::vector<runtime::Buffer> make_inputs(const Jaxpr& jaxpr,
       args.push_back(input_item(opts.items[i], jaxpr.invars[i].aval(), name(i)));
   } else if (opts.seed) {
     for (size_t i = 0; i < n; ++i)
-      args.push_back(random_array(jaxpr.invars[i].aval(), *opts.seed, i, opts.int_high, name(i)));
+      args.push_back(random_array(jaxpr.invars[i].aval(), *opts.seed, i, opts.int_low,
+                                  opts.int_high, name(i)));
   } else if (!defaults.empty()) {
     args = std::move(defaults);
   } else {

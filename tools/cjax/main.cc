@@ -76,7 +76,8 @@ void add_backend_option(CLI::App* cmd, std::string& backend) {
 
 void add_input_options(CLI::App* cmd, InputArgs& in, std::string& out_dir) {
   add_list(cmd, "--inputs", in.items,
-           "one per argument: a number (an array filled with it) or a .npy file");
+           "one per argument: a number (an array filled with it) or a .npy file; or one "
+           "directory of <name>.npy files, or one .npz, read by argument name");
   cmd->add_option("--seed", in.seed,
                   "random inputs from this seed, 0 to 2^64-1: floats in [-1, 1), integers in "
                   "[0, --int-high)")
@@ -85,6 +86,10 @@ void add_input_options(CLI::App* cmd, InputArgs& in, std::string& out_dir) {
                   "with --seed: integers are drawn from [0, N), e.g. token ids below a vocabulary "
                   "size (default 10)")
       ->type_name("N");
+  cmd->add_option("--int-range", in.int_range,
+                  "with --seed: integers are drawn from [lo, hi), e.g. 0,96 for token ids or "
+                  "-5,5")
+      ->type_name("LO,HI");
   cmd->add_option("--out,-o", out_dir, "also write the results as .npy files into this directory");
 }
 

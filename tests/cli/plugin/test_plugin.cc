@@ -24,6 +24,34 @@ cjax::Array lookup_loss(const cjax::Array& table, const cjax::Array& ids) {
   return np::sum(np::sin(rows));
 }
 
+// A function of a parameter struct: a list of layers and a scale, registered with example
+// arguments that hold no data. The CLI names its leaves params.layers[0].W, ..., params.scale.
+struct Layer {
+  cjax::Array W, b;
+};
+CJAX_PYTREE(Layer, W, b)
+struct Params {
+  std::vector<Layer> layers;
+  cjax::Array scale;
+};
+CJAX_PYTREE(Params, layers, scale)
+
+cjax::Array tree_loss(const Params& p, const cjax::Array& x) {
+  cjax::Array h = x;
+  for (const Layer& l : p.layers) h = np::tanh(np::dot(l.W, h) + l.b);
+  return np::sum(h) * p.scale;
+}
+
+Params example_params() {
+  using cjax::ShapeDtype;
+  Params p;
+  for (int i = 0; i < 2; ++i)
+    p.layers.push_back({cjax::Array(ShapeDtype{cjax::DType::f32, {3, 3}}),
+                        cjax::Array(ShapeDtype{cjax::DType::f32, {3}})});
+  p.scale = cjax::Array(ShapeDtype{cjax::DType::f32, {}});
+  return p;
+}
+
 }  // namespace
 
 CJAX_REGISTER_FUNCTION_DESCRIBED("mlp_loss", mlp_loss, "f32[3,4], f32[2,3], f32[4]", "W1, W2, x",
@@ -32,3 +60,11 @@ CJAX_REGISTER_FUNCTION("scale_shift", scale_shift, "f32[3], f32[]", "x, s");
 CJAX_REGISTER_FUNCTION("lookup_loss", lookup_loss, "f32[8], i32[4]", "table, ids");
 // Registered with the wrong number of specs: tracing it fails with a clear error.
 CJAX_REGISTER_FUNCTION("bad_specs", scale_shift, "f32[3]", "x");
+CJAX_REGISTER_TREE_FUNCTION_DESCRIBED(
+    "tree_loss", tree_loss, "params, x", "tanh layers of a parameter struct", [] {
+      return std::tuple{example_params(), cjax::ShapeDtype{cjax::DType::f32, {3}}};
+    });
+// Example arguments named wrongly: tracing it fails with a clear error, loading does not.
+CJAX_REGISTER_TREE_FUNCTION("tree_bad_names", tree_loss, "params", [] {
+  return std::tuple{example_params(), cjax::ShapeDtype{cjax::DType::f32, {3}}};
+});

@@ -18,7 +18,7 @@ _cjax() {
 
   local source_opts="--example -e --plugin -p --function -f --help"
   local autodiff_opts="$source_opts --arg-names --policy --names --offload-names --budget"
-  local input_opts="--inputs --seed --int-high --out -o"
+  local input_opts="--inputs --seed --int-high --int-range --out -o"
   case $prev in
     --example | -e)
       COMPREPLY=($(compgen -W "$(cjax examples 2>/dev/null | cut -d' ' -f1)" -- "$cur"))
@@ -57,7 +57,7 @@ _cjax() {
     grad) opts="$autodiff_opts $input_opts --wrt --allow-int --backend" ;;
     run) opts="$source_opts $input_opts --backend" ;;
     lower) opts="$source_opts --target --emit --reference" ;;
-    bench) opts="$autodiff_opts --wrt --repetitions -r --warmup --json --timing" ;;
+    bench) opts="$autodiff_opts --wrt --repetitions -r --warmup --json --timing --step" ;;
     memory) opts="$source_opts --names --budgets --json --timing --plot" ;;
   esac
   if [[ $cur == -* ]]; then
