@@ -102,7 +102,8 @@ std::string curve_svg(const TrainingCurve& c) {
       "<line x1=\"{0}\" x2=\"{0}\" y1=\"{3}\" y2=\"{2}\" stroke=\"black\"/>\n"
       "<text x=\"{4}\" y=\"{5}\" fill=\"#1f77b4\">training loss</text>"
       "<text x=\"{4}\" y=\"{6}\" fill=\"#d62728\">validation loss</text>\n</svg>\n",
-      kLeft, kWidth - kRight, kTop + plot_h, kTop, kWidth - kRight - 130, kTop + 16, kTop + 32);
+      kLeft, kWidth - kRight, kTop + plot_h, kTop, kWidth - kRight - 130, kTop + 0.3 * plot_h,
+      kTop + 0.3 * plot_h + 16);
   return s;
 }
 
