@@ -199,4 +199,34 @@ bool opaque_text_is_exact(std::string_view text) {
   return false;
 }
 
+namespace {
+
+bool contains(const std::vector<int64_t>& v, int64_t x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
+
+WindowDims split_dims(const std::vector<int64_t>& window, const std::vector<int64_t>& removed,
+                      const std::vector<int64_t>& operand_batching, int64_t operand_rank,
+                      int64_t rank) {
+  WindowDims w;
+  for (int64_t d = 0; d < rank; ++d)
+    if (!contains(window, d)) w.batch_dims.push_back(d);
+  for (int64_t d = 0; d < operand_rank; ++d)
+    if (!contains(removed, d) && !contains(operand_batching, d)) w.operand_window_dims.push_back(d);
+  return w;
+}
+
+}  // namespace
+
+WindowDims window_dims(const GatherDimensionNumbers& dn, int64_t operand_rank, int64_t out_rank) {
+  return split_dims(dn.offset_dims, dn.collapsed_slice_dims, dn.operand_batching_dims, operand_rank,
+                    out_rank);
+}
+
+WindowDims window_dims(const ScatterDimensionNumbers& dn, int64_t operand_rank,
+                       int64_t updates_rank) {
+  return split_dims(dn.update_window_dims, dn.inserted_window_dims, dn.operand_batching_dims,
+                    operand_rank, updates_rank);
+}
+
 }  // namespace cjax

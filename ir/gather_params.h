@@ -37,6 +37,23 @@ struct ScatterDimensionNumbers {
   static ScatterDimensionNumbers from_param(const ParamValue& v);  // throws cjax::Error
 };
 
+// How a gather's output, or a scatter's updates, split into batch dims (one per batch position
+// of the indices, whose last dim is the index vector) and window dims, and which operand dims
+// the window dims walk (neither collapsed/inserted nor batching), each in order.
+struct WindowDims {
+  std::vector<int64_t> batch_dims;  // of the gather's output / the scatter's updates
+  std::vector<int64_t> operand_window_dims;
+  // Whether they fit: one batch dim per dim of the indices but the last, one operand dim per
+  // window dim.
+  bool fit(int64_t indices_rank, size_t window_rank) const {
+    return batch_dims.size() + 1 == static_cast<size_t>(indices_rank) &&
+           operand_window_dims.size() == window_rank;
+  }
+};
+WindowDims window_dims(const GatherDimensionNumbers& dn, int64_t operand_rank, int64_t out_rank);
+WindowDims window_dims(const ScatterDimensionNumbers& dn, int64_t operand_rank,
+                       int64_t updates_rank);
+
 // What an out-of-bounds index does. clip: the slice is moved inside the operand; fill_or_drop:
 // a gather's out-of-bounds slice reads the fill value, a scatter's update is dropped;
 // promise_in_bounds: the caller promises none (cjax clamps, as XLA does on CPU).

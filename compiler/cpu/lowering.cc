@@ -28,6 +28,7 @@ class Table final : public LowerRuleTable {
     register_dot_rules(*this);
     register_control_flow_rules(*this);
     register_random_rules(*this);
+    register_gather_scatter_rules(*this);
   }
   void add(std::string_view prim, LowerRule rule) override {
     if (find_primitive(prim))

@@ -62,6 +62,7 @@ void register_reduction_rules(LowerRuleTable& t);
 void register_dot_rules(LowerRuleTable& t);
 void register_control_flow_rules(LowerRuleTable& t);
 void register_random_rules(LowerRuleTable& t);
+void register_gather_scatter_rules(LowerRuleTable& t);
 
 // The rule for `prim`, or null when it has none (compiled code then calls its interpreter kernel).
 const LowerRule* find_lower_rule(const Primitive& prim);

@@ -14,10 +14,6 @@ namespace {
 
 using Bytes = unsigned char;
 
-bool contains(const std::vector<int64_t>& v, int64_t x) {
-  return std::find(v.begin(), v.end(), x) != v.end();
-}
-
 // The indices as int64s.
 std::vector<int64_t> index_values(const Buffer& indices) {
   std::vector<int64_t> out(static_cast<size_t>(indices.aval().size()));
@@ -105,16 +101,10 @@ void gather_kernel(const Params& params, std::span<const Buffer> in, std::span<B
     kernel_type_error("operand {}, indices {} and output {} do not fit", oa.str_short(),
                       ia.str_short(), ra.str_short());
   const Shape batch_shape(ia.shape.begin(), ia.shape.end() - 1);
-  // The output's batch dims (not offset dims), in order, and the operand dims its offset dims
-  // walk (neither collapsed nor batching), in order.
-  std::vector<int64_t> out_batch_dims, operand_offset_dims;
-  for (int64_t d = 0; d < ra.rank(); ++d)
-    if (!contains(dn.offset_dims, d)) out_batch_dims.push_back(d);
-  for (int64_t d = 0; d < oa.rank(); ++d)
-    if (!contains(dn.collapsed_slice_dims, d) && !contains(dn.operand_batching_dims, d))
-      operand_offset_dims.push_back(d);
-  if (out_batch_dims.size() != batch_shape.size() ||
-      operand_offset_dims.size() != dn.offset_dims.size())
+  const WindowDims dims = window_dims(dn, oa.rank(), ra.rank());
+  const std::vector<int64_t>& out_batch_dims = dims.batch_dims;
+  const std::vector<int64_t>& operand_offset_dims = dims.operand_window_dims;
+  if (!dims.fit(ia.rank(), dn.offset_dims.size()))
     kernel_type_error("dimension numbers do not fit operand {} and indices {}", oa.str_short(),
                       ia.str_short());
   const std::vector<int64_t> os = row_major_strides(oa.shape);
@@ -173,14 +163,10 @@ void scatter_kernel(const Params& params, std::span<const Buffer> in, std::span<
     kernel_type_error("operand {}, indices {}, updates {} and output {} do not fit", oa.str_short(),
                       ia.str_short(), ua.str_short(), out[0].aval().str_short());
   const Shape batch_shape(ia.shape.begin(), ia.shape.end() - 1);
-  std::vector<int64_t> update_batch_dims, operand_window_dims;
-  for (int64_t d = 0; d < ua.rank(); ++d)
-    if (!contains(dn.update_window_dims, d)) update_batch_dims.push_back(d);
-  for (int64_t d = 0; d < oa.rank(); ++d)
-    if (!contains(dn.inserted_window_dims, d) && !contains(dn.operand_batching_dims, d))
-      operand_window_dims.push_back(d);
-  if (update_batch_dims.size() != batch_shape.size() ||
-      operand_window_dims.size() != dn.update_window_dims.size())
+  const WindowDims dims = window_dims(dn, oa.rank(), ua.rank());
+  const std::vector<int64_t>& update_batch_dims = dims.batch_dims;
+  const std::vector<int64_t>& operand_window_dims = dims.operand_window_dims;
+  if (!dims.fit(ia.rank(), dn.update_window_dims.size()))
     kernel_type_error("dimension numbers do not fit operand {}, indices {} and updates {}",
                       oa.str_short(), ia.str_short(), ua.str_short());
   const std::vector<int64_t> os = row_major_strides(oa.shape);
