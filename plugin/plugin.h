@@ -65,10 +65,6 @@ Function make_function(std::string name, std::function<R(A...)> f, std::string_v
   return out;
 }
 
-// A function of pytrees (structs registered with CJAX_PYTREE, vectors, maps, Arrays), traced on
-// the example arguments `make_args` returns as a std::tuple, one element per argument. The specs
-// and names are the flattened leaves': `params.layers.W1` for argument `params`'s leaf at
-// `.layers.W1`, as make_jaxpr names them.
 // An example argument as a pytree: a ShapeDtype becomes an Array holding no data.
 template <class T>
 auto example_tree(const T& a) {
@@ -78,6 +74,10 @@ auto example_tree(const T& a) {
     return a;
 }
 
+// A function of pytrees (structs registered with CJAX_PYTREE, vectors, maps, Arrays), traced on
+// the example arguments `make_args` returns as a std::tuple, one element per argument. The specs
+// and names are the flattened leaves': `params.layers.W1` for argument `params`'s leaf at
+// `.layers.W1`, as make_jaxpr names them.
 template <class F, class MakeArgs>
 Function make_tree_function(std::string name, F f, MakeArgs make_args, std::string_view arg_names,
                             std::string description) {

@@ -136,7 +136,8 @@ runtime::Buffer input_item(const std::string& item, const ShapedArray& aval,
 }
 
 // --inputs DIR (one DIR/<name>.npy per argument) or --inputs FILE.npz (one entry per argument):
-// the arguments found by name, as `params.layers.W1` or as its file stem `params.layers.W1`.
+// the arguments found by name (`params.layers[0].W`), or in a directory by its file stem
+// (`params.layers_0_.W.npy`).
 bool is_named_source(const std::string& item) {
   return ends_with(item, ".npz") || std::filesystem::is_directory(item);
 }
@@ -237,8 +238,7 @@ std::vector<runtime::Buffer> make_inputs(const Jaxpr& jaxpr,
   size_t n = jaxpr.invars.size();
   auto name = [&](size_t i) { return i < arg_names.size() ? arg_names[i] : fmt::format("#{}", i); };
   std::vector<runtime::Buffer> args;
-  if (opts.items.size() == 1 && is_named_source(opts.items[0]) &&
-      !(n == 1 && ends_with(opts.items[0], ".npy"))) {
+  if (opts.items.size() == 1 && is_named_source(opts.items[0])) {
     return named_inputs(opts.items[0], jaxpr, arg_names);
   } else if (!opts.items.empty()) {
     if (opts.items.size() != n)
