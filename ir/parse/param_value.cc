@@ -3,6 +3,7 @@
 // exact text. A value ends before the next ` key=` or at the `]` at bracket depth 0.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <limits>
@@ -149,8 +150,13 @@ std::optional<ParamValue> JaxprParser::structured_value(std::string_view key, bo
   if (t.kind == TokKind::string) {
     lex.next();
     std::string_view body = t.text.substr(1, t.text.size() - 2);
-    // Only simple reprs: a string with escapes or quotes is kept as text.
-    if (top || body.find_first_of("\\'\"") != std::string_view::npos) return std::nullopt;
+    // Only simple reprs: a string with escapes, quotes or control bytes is kept as text. (Python's
+    // repr escapes control bytes, so a raw one is no printout's; kept as a string, it would print
+    // escaped and read back as text.)
+    auto control = [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; };
+    if (top || body.find_first_of("\\'\"") != std::string_view::npos ||
+        std::any_of(body.begin(), body.end(), control))
+      return std::nullopt;
     return ParamValue(std::string(body));
   }
   if (t.is_ident()) {

@@ -125,3 +125,24 @@ TEST_CASE("parse robustness: many typed non-finite literals are read in linear t
   CHECK(j->eqns.at(0).inputs.size() == 100000);
   CHECK(seconds < 30);  // about 0.5 s; the quadratic scan took minutes
 }
+
+// A quoted string with a raw control byte is no Python repr (repr escapes it): it is kept as
+// text, as an escaped one is, so a param reads the same before and after printing. Found by
+// fuzz_jaxpr_parser: psum's axis name with a raw 0x1a parsed, printed as '\x1a...' and then did
+// not.
+TEST_CASE("parse robustness: a raw control byte in a quoted param reads as its escaped form",
+          "[parse][robustness]") {
+  auto message = [](const std::string& axis) {
+    try {
+      parse_jaxpr("{ lambda ; a:f32[3]. let b:f32[3] = psum[axes=(" + axis +
+                  ",) axis_index_groups=None] a in (b,) }");
+    } catch (const ParseError& e) {
+      return std::string(e.what());
+    }
+    return std::string("parsed");
+  };
+  const std::string raw = message("'\x1arows'"), escaped = message("'\\x1arows'");
+  CHECK(raw == escaped);
+  CHECK(raw.find("must be a tuple of axis names") != std::string::npos);
+  CHECK(message("'rows'") == "parsed");
+}
