@@ -96,10 +96,7 @@ int print_residuals(const Options& o) {
   c.check();
   const gpt::GptParams params = gpt::init_gpt(c, cjax::random::PRNGKey(0));
   const Array tokens = cjax::numpy::zeros({o.train.batch, c.seq}, cjax::DType::i32);
-  auto loss = [c](const gpt::GptParams& p, const Array& x, const Array& y, const Array& key) {
-    return gpt::gpt_loss(c, p, x, y, key);
-  };
-  cjax::print_saved_residuals(loss, {"params", "tokens", "labels", "key"})(
+  cjax::print_saved_residuals(gpt::training_loss(c), {"params", "tokens", "labels", "key"})(
       params, tokens, tokens, cjax::random::PRNGKey(0));
   return 0;
 }

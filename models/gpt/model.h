@@ -60,6 +60,15 @@ Array gpt_logits(const GptConfig& config, const GptParams& params, const Array& 
 Array gpt_loss(const GptConfig& config, const GptParams& params, const Array& tokens,
                const Array& labels, const Array& dropout_key, bool training = true);
 
+// gpt_loss in training mode as a function of (params, tokens, labels, dropout key), the form
+// grad, value_and_grad and print_saved_residuals take.
+inline auto training_loss(const GptConfig& config) {
+  return [config](const GptParams& p, const Array& tokens, const Array& labels,
+                  const Array& dropout_key) {
+    return gpt_loss(config, p, tokens, labels, dropout_key);
+  };
+}
+
 // The number of weights.
 int64_t parameter_count(const GptParams& params);
 

@@ -62,8 +62,7 @@ TrainState init_train_state(const GptConfig& config, const optim::GradientTransf
 }
 
 StepFn make_train_step(const GptConfig& config, const optim::GradientTransformation& opt) {
-  auto loss_fn = [config](const GptParams& p, const Array& tokens, const Array& labels,
-                          const Array& key) { return gpt_loss(config, p, tokens, labels, key); };
+  auto loss_fn = training_loss(config);
   auto step = [loss_fn, opt](const GptParams& p, const optim::OptState& s, const Array& tokens,
                              const Array& labels, const Array& key) {
     auto [loss, grads] = value_and_grad(loss_fn)(p, tokens, labels, key);

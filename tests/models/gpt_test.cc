@@ -55,10 +55,7 @@ void require_close(const GptParams& a, const GptParams& b, double rtol, double a
 
 GptParams gradient(const GptConfig& c, const GptParams& p, const Array& x, const Array& y,
                    const Array& key) {
-  auto loss = [&c](const GptParams& q, const Array& xs, const Array& ys, const Array& k) {
-    return gpt_loss(c, q, xs, ys, k);
-  };
-  return grad(loss)(p, x, y, key);
+  return grad(training_loss(c))(p, x, y, key);
 }
 
 TEST_CASE("gpt: the untrained loss is ln(vocab) and logits have the model's shape") {
