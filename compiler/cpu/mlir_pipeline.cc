@@ -27,6 +27,7 @@
 #include <thread>
 
 #include "compiler/cpu/async_tasks.h"
+#include "compiler/cpu/free_after_last_use.h"
 #include "compiler/cpu/fusion.h"
 #include "compiler/cpu/lowering.h"
 #include "compiler/cpu/parallel_loops.h"
@@ -194,6 +195,7 @@ void run_pipeline(mlir::ModuleOp module, DiagnosticCollector& diags, bool parall
     throw Error(fmt::format("lower: rewriting tanh and erf failed: {}", diags.text()));
   fuse_elementwise(module);
   run_passes(module, diags, kToLoops, "the MLIR pass pipeline");
+  free_after_last_use(module);
   shape_parallel_loops(module, kMinParallelElements, kParallelChunk, max_parallel_loops());
   run_passes(module, diags, to_llvm_pipeline(parallel && !async_runtime_symbols().empty()),
              "the MLIR pass pipeline");

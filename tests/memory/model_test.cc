@@ -42,8 +42,8 @@ TEST_CASE("memory: the model's peak is the interpreter's measured peak, under ev
 }
 
 TEST_CASE("memory: the model bounds the compiled step's peak") {
-  // Compiled code fuses elementwise chains (fewer intermediates) but keeps some temporaries to the
-  // end of their region and allocates outputs when a call starts. On programs of real size the
+  // Compiled code fuses elementwise chains (fewer intermediates) and frees each buffer after its
+  // last reader, but allocates outputs when a call starts. On programs of real size the
   // model's peak bounds the compiled step's; on the tutorial's toy programs the compiled code
   // adds under 1.5 KiB of its own (its small dots and f32 sums keep their partial sums in f64,
   // compiler/cpu/lower_dot.cc). Every schedule holds the arguments, the residuals and the
