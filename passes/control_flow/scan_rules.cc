@@ -141,6 +141,7 @@ struct BodySplit {
   Jaxpr known, staged;
   std::vector<Var> residuals;
   std::vector<bool> in_uk, out_uk, staged_in;
+  std::vector<bool> staged_out;  // the outputs the staged body returns; empty: the unknown ones
 };
 
 struct ScanSplit {
@@ -338,7 +339,15 @@ ScanSplit split_scan(const Eqn& eqn, const ScanShape& s, BodySplit split) {
                               static_cast<int64_t>(nsk));
   out.staged = cf::make_eqn("scan", std::move(st_in), std::move(sp), eqn.source);
 
-  out.outputs = merge_outputs(out_uk, known_outs, out.staged.outputs);
+  // Output i is the known scan's where known, else the staged scan's (which returns the outputs
+  // in `staged_out`).
+  const std::vector<bool>& staged_out = split.staged_out.empty() ? out_uk : split.staged_out;
+  size_t next_known = 0, next_staged = 0;
+  for (size_t i = 0; i < out_uk.size(); ++i) {
+    if (out_uk[i]) out.outputs.push_back(out.staged.outputs[next_staged]);
+    if (!out_uk[i]) out.outputs.push_back(known_outs[next_known++]);
+    if (staged_out[i]) ++next_staged;
+  }
   return out;
 }
 
@@ -374,8 +383,10 @@ PartialEvalRuleResult scan_partial_eval(const Eqn& eqn, const std::vector<bool>&
 
 // partial_eval_jaxpr_custom's rule: the body is split with the same policy, so what the policy
 // saves inside the loop is stacked by the known scan and the rest is recomputed by the staged
-// one. Known consts and xs are passed to the staged scan as they are (instantiated); known
-// carries it reads are stacked residuals.
+// one. As in JAX, every input is instantiated on the staged side: known consts and xs are passed
+// as they are, and known carries are carried by the staged scan too, from their initial values,
+// so that under a policy that saves nothing (a scan inside checkpoint) the staged scan
+// recomputes them and the known scan stacks no per-step residual at all.
 CustomRuleResult scan_partial_eval_custom(const Eqn& eqn, const std::vector<bool>& unks_in,
                                           const std::vector<bool>& inst_in,
                                           const PolicyRef& policy) {
@@ -386,31 +397,23 @@ CustomRuleResult scan_partial_eval_custom(const Eqn& eqn, const std::vector<bool
   CustomPartialEval pe = cf::carry_fixpoint(
       carry_uk,
       [&](const std::vector<bool>& carry) {
-        std::vector<bool> inst =
-            concat(concat(std::vector<bool>(s.nc, true), carry), std::vector<bool>(s.nx, true));
-        std::vector<bool> ensure = concat(carry, std::vector<bool>(s.ny, false));
-        return partial_eval_jaxpr_custom(body, concat(concat(const_uk, carry), xs_uk), inst, ensure,
-                                         ensure, policy);
+        std::vector<bool> inst(s.nc + s.nk + s.nx, true);
+        std::vector<bool> ensure_unknown = concat(carry, std::vector<bool>(s.ny, false));
+        std::vector<bool> ensure_inst(s.nk + s.ny, true);
+        return partial_eval_jaxpr_custom(body, concat(concat(const_uk, carry), xs_uk), inst,
+                                         ensure_unknown, ensure_inst, policy);
       },
       [&](const CustomPartialEval& r) { return slice(r.out_unknown, 0, s.nk); });
   BodySplit split;
   split.in_uk = concat(concat(const_uk, carry_uk), xs_uk);
-  split.staged_in =
-      concat(concat(std::vector<bool>(s.nc, true), carry_uk), std::vector<bool>(s.nx, true));
+  split.staged_in = std::vector<bool>(s.nc + s.nk + s.nx, true);
   split.out_uk = pe.out_unknown;
   for (size_t i = 0; i < pe.num_residuals; ++i)
     split.residuals.push_back(
         pe.known.outvars[pe.known.outvars.size() - pe.num_residuals + i].var());
-  // The staged body returns only the unknown outputs (a known output it recomputes is not
-  // needed: the known scan has it).
-  std::vector<Atom> st_outs;
-  size_t next = 0;
-  for (size_t i = 0; i < pe.out_unknown.size(); ++i) {
-    if (!pe.out_inst[i]) continue;
-    const Atom& o = pe.staged.outvars[next++];
-    if (pe.out_unknown[i]) st_outs.push_back(o);
-  }
-  pe.staged.outvars = std::move(st_outs);
+  // The staged body returns every output (ensured instantiated), known ones included: later
+  // staged eqns read them there instead of saving them.
+  split.staged_out = pe.out_inst;
   // The staged jaxpr's residual invars are the known side's residual vars themselves.
   split.known = std::move(pe.known);
   split.staged = std::move(pe.staged);
@@ -418,10 +421,8 @@ CustomRuleResult scan_partial_eval_custom(const Eqn& eqn, const std::vector<bool
 
   CustomRuleResult r;
   r.unks_out = pe.out_unknown;
-  r.inst_out = pe.out_unknown;
-  bool staged_needed = !sc.staged.outputs.empty();
-  if (staged_needed)
-    r.residuals = cf::staged_residuals(eqn, unks_in, inst_in, sc.known_eqns, sc.staged);
+  r.inst_out = pe.out_inst;
+  r.residuals = cf::staged_residuals(eqn, unks_in, inst_in, sc.known_eqns, sc.staged);
   // Known outputs keep their vars (later eqns read them by name).
   size_t next_k = 0;
   Eqn* known_scan = nullptr;
@@ -431,12 +432,12 @@ CustomRuleResult scan_partial_eval_custom(const Eqn& eqn, const std::vector<bool
     if (pe.out_unknown[i]) continue;
     if (known_scan) known_scan->outputs[next_k++] = eqn.outputs[i];
   }
-  // Unknown outputs too.
+  // The staged scan binds the same vars (known and staged eqns go to different jaxprs).
   size_t next_s = 0;
   for (size_t i = 0; i < eqn.outputs.size(); ++i)
-    if (pe.out_unknown[i]) sc.staged.outputs[next_s++] = eqn.outputs[i];
+    if (pe.out_inst[i]) sc.staged.outputs[next_s++] = eqn.outputs[i];
   r.known_eqns = std::move(sc.known_eqns);
-  if (staged_needed) r.staged_eqns.push_back(std::move(sc.staged));
+  r.staged_eqns.push_back(std::move(sc.staged));
   return r;
 }
 
