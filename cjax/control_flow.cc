@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 
 #include "cjax/bind.h"
+#include "cjax/eval_jaxpr.h"
 #include "cjax/lax.h"
 #include "cjax/trace.h"
 #include "ir/errors.h"
+#include "ir/rules/registry.h"
 
 namespace cjax::detail {
 namespace {
@@ -94,7 +96,7 @@ Traced trace_loop_body(const FlatBody& fn, std::vector<Array>& init,
 
 std::vector<Array> scan_flat(const FlatBody& body, std::vector<Array> init,
                              const std::vector<Array>& xs, std::optional<int64_t> length,
-                             bool reverse, const SourceInfo& src) {
+                             bool reverse, const SourceInfo& src, const ScanSchedule& schedule) {
   std::optional<int64_t> n = length;
   std::vector<ShapedArray> x_avals;
   for (const ShapedArray& a : avals(xs)) {
@@ -125,7 +127,14 @@ std::vector<Array> scan_flat(const FlatBody& body, std::vector<Array> init,
                 {"num_consts", static_cast<int64_t>(t.consts.size())},
                 {"reverse", reverse},
                 {"unroll", int64_t{1}}};
-  return cjax::bind("scan", inputs, std::move(params), src);
+  if (schedule.kind == ScanSchedule::Kind::none)
+    return cjax::bind("scan", inputs, std::move(params), src);
+  Eqn eqn;
+  eqn.prim = &get_primitive("scan");
+  eqn.params = std::move(params);
+  eqn.source = src;
+  for (const Array& a : inputs) eqn.inputs.push_back(Var(a.aval()));
+  return eval_jaxpr(schedule_scan(eqn, schedule), {}, inputs);
 }
 
 Array cond_index(const Array& pred, const SourceInfo& src) {

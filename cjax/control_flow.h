@@ -3,6 +3,8 @@
 //   auto [x, ys] = cjax::scan(layer, x0, std::pair{all_weights, all_biases});
 //   Array y = cjax::cond(pred, [](Array x) { return x * 2; }, [](Array x) { return -x; }, x);
 //   Array z = cjax::while_loop(cond_fn, body_fn, init);
+//   Array w = cjax::while_loop(cond_fn, body_fn, init, {.max_iters = 50});  // reverse-mode too
+//   auto [h, hs] = cjax::scan(step, h0, xs, {.checkpoint = cjax::scan_schedules::binomial(8)});
 //   Array s = cjax::fori_loop(0, 10, [](Array i, Array acc) { return acc + i; }, init);
 //
 // Each traces its functions once (in a new innermost trace) and binds one `scan`, `cond` or
@@ -28,6 +30,7 @@
 #include "cjax/array.h"
 #include "cjax/pytree.h"
 #include "ir/source_info.h"
+#include "passes/scan_schedules.h"  // cjax::scan_schedules: checkpoint schedules for long loops
 
 namespace cjax {
 
@@ -49,9 +52,12 @@ using FlatBody = std::function<std::vector<Array>(std::span<const Array>)>;
 
 // scan over flat leaves: `body` maps (carry..., x slices...) to (carry..., y slices...);
 // `num_carry` is the number of carry leaves. Returns the final carry leaves and the stacked ys.
+// With a `schedule` other than none, the traced scan is rewritten by schedule_scan
+// (passes/scan_schedules.h) and its eqns are bound instead.
 std::vector<Array> scan_flat(const FlatBody& body, std::vector<Array> init,
                              const std::vector<Array>& xs, std::optional<int64_t> length,
-                             bool reverse, const SourceInfo& src);
+                             bool reverse, const SourceInfo& src,
+                             const ScanSchedule& schedule = {});
 // cond / switch over flat operands; `index` is an int32 (or bool) scalar already converted.
 std::vector<Array> cond_flat(const std::vector<FlatBody>& branches, const Array& index,
                              const std::vector<Array>& operands, const SourceInfo& src);
@@ -85,14 +91,23 @@ std::vector<Array> leaves_of(const Proto& x, const std::string& expected_structu
 
 }  // namespace detail
 
+// scan's options beyond JAX's positional ones: `checkpoint`, how reverse mode trades the carries
+// it stores for recomputation (passes/scan_schedules.h):
+//   cjax::scan(step, x0, xs, {.checkpoint = cjax::scan_schedules::binomial(8)});
+struct ScanOptions {
+  std::optional<int64_t> length = std::nullopt;
+  bool reverse = false;
+  ScanSchedule checkpoint = {};
+};
+
 // lax.scan(f, init, xs, length, reverse): `f(carry, x)` returns a pair (new carry, y) where the
 // carry has init's structure and types and x is one slice of xs (its leaves without their leading
 // dimension). Returns (final carry, ys stacked along a new leading dimension). `xs` may be an
 // empty pytree (`std::tuple<>{}`) when `length` is given. With `reverse` the slices are visited
 // last to first (ys[t] still belongs to xs[t]).
 template <class F, class Carry, class Xs>
-auto scan(F&& f, const Carry& init, const Xs& xs, std::optional<int64_t> length = std::nullopt,
-          bool reverse = false, SourceInfo src = std::source_location::current()) {
+auto scan(F&& f, const Carry& init, const Xs& xs, const ScanOptions& options,
+          SourceInfo src = std::source_location::current()) {
   using R = std::decay_t<std::invoke_result_t<F&, const Carry&, const Xs&>>;
   static_assert(detail::is_pair_like<R>::value, "scan: f must return a pair (carry, y)");
   using Y = std::decay_t<std::tuple_element_t<1, R>>;
@@ -112,10 +127,17 @@ auto scan(F&& f, const Carry& init, const Xs& xs, std::optional<int64_t> length 
     return out;
   };
   std::vector<Array> outs =
-      detail::scan_flat(body, init_flat.leaves, xs_flat.leaves, length, reverse, src);
+      detail::scan_flat(body, init_flat.leaves, xs_flat.leaves, options.length, options.reverse,
+                        src, options.checkpoint);
   std::span<const Array> all(outs);
   return std::pair<Carry, Y>(tree_unflatten(init, all.first(nk)),
                              tree_unflatten(*y_proto, all.subspan(nk)));
+}
+
+template <class F, class Carry, class Xs>
+auto scan(F&& f, const Carry& init, const Xs& xs, std::optional<int64_t> length = std::nullopt,
+          bool reverse = false, SourceInfo src = std::source_location::current()) {
+  return scan(std::forward<F>(f), init, xs, ScanOptions{.length = length, .reverse = reverse}, src);
 }
 
 namespace detail {
@@ -186,6 +208,38 @@ T while_loop(CF&& cond_fn, BF&& body_fn, const T& init,
                              "while_loop: the carry returned by body_fn");
   };
   return tree_unflatten(init, detail::while_flat(c, b, flat.leaves, src));
+}
+
+// A bound that makes while_loop reverse-differentiable: the loop becomes a scan of `max_iters`
+// steps, each running body_fn under cond(cond_fn(carry), body_fn, identity), so that a carry for
+// which cond_fn is false passes through the remaining steps unchanged and the backward pass
+// replays only the steps that ran. `checkpoint` schedules that scan (passes/scan_schedules.h).
+// A loop still running after max_iters steps stops there: test cond_fn on the result to know.
+struct WhileOptions {
+  std::optional<int64_t> max_iters = std::nullopt;
+  ScanSchedule checkpoint = {};
+};
+
+template <class CF, class BF, class T>
+T while_loop(CF&& cond_fn, BF&& body_fn, const T& init, const WhileOptions& options,
+             SourceInfo src = std::source_location::current()) {
+  if (!options.max_iters) {
+    if (options.checkpoint.kind != ScanSchedule::Kind::none)
+      throw UsageError("while_loop: a checkpoint schedule needs max_iters");
+    return while_loop(std::forward<CF>(cond_fn), std::forward<BF>(body_fn), init, src);
+  }
+  if (*options.max_iters < 0)
+    throw UsageError("while_loop: max_iters must not be negative, got " +
+                     std::to_string(*options.max_iters));
+  auto step = [&](const T& c, const std::tuple<>&) {
+    T next = cond(
+        LocatedArray(Array(cond_fn(c)), src), [&](const T& x) { return T(body_fn(x)); },
+        [](const T& x) { return x; }, c);
+    return std::pair<T, std::tuple<>>(std::move(next), {});
+  };
+  return scan(step, init, std::tuple<>{},
+              ScanOptions{.length = *options.max_iters, .checkpoint = options.checkpoint}, src)
+      .first;
 }
 
 // lax.fori_loop(lower, upper, body_fun, init_val) with static bounds: a scan of upper - lower

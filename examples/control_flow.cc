@@ -1,5 +1,5 @@
-// Control-flow examples: the tutorial's scan over layers (plain and with a checkpointed body), a
-// deeper and wider version of it, a cond and a fori_loop.
+// Control-flow examples: the tutorial's scan over layers (plain, checkpointed body, deeper), a
+// cond, a long Euler scan (plain and binomial-scheduled), a bounded while loop and a fori_loop.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -82,6 +82,40 @@ Array fori_program(const Array& W, const Array& x) {
       0, 5, [&](const Array&, const Array& h) { return np::tanh(np::dot(W, h)); }, x);
 }
 
+// An explicit Euler integrator of dh/dt = tanh(a·h + b) - h/10 over `kEulerSteps` steps, the
+// carry f32[64,256], under a scan checkpoint schedule; the loss is sum(h^2) at the end.
+constexpr int64_t kEulerSteps = 100;
+
+Array euler_program(const Array& a, const Array& b, const Array& h0, const ScanSchedule& s) {
+  auto step = [&](const Array& h, const std::tuple<>&) {
+    return std::pair{h + 0.01 * (np::tanh(a * h + b) - 0.1 * h), std::tuple<>{}};
+  };
+  const Array h = scan(step, h0, std::tuple<>{}, {.length = kEulerSteps, .checkpoint = s}).first;
+  return np::sum(h * h);
+}
+
+Example euler_example(std::string name, std::string description, ScanSchedule s) {
+  return {std::move(name), std::move(description),
+          [s] {
+            return cjax::make_jaxpr([s](const Array& a, const Array& b,
+                                        const Array& h0) { return euler_program(a, b, h0, s); },
+                                    {"a", "b", "h0"},
+                                    "euler")(f32({64, 256}), f32({64, 256}), f32({64, 256}));
+          },
+          [] {
+            return std::vector<runtime::Buffer>{
+                seeded({64, 256}, 51, 0.5), seeded({64, 256}, 52, 0.1), seeded({64, 256}, 53, 1.0)};
+          }};
+}
+
+// Newton's iteration for sqrt(a), until |x^2 - a| <= 1e-6·a: a data-dependent trip count, in a
+// while_loop bounded by max_iters, so that reverse mode goes through it.
+Array newton_sqrt_program(const Array& a) {
+  auto not_converged = [&](const Array& x) { return np::max(np::abs(x * x - a) / a) > 1e-6; };
+  auto newton_step = [&](const Array& x) { return 0.5 * (x + a / x); };
+  return np::sum(while_loop(not_converged, newton_step, np::ones_like(a), {.max_iters = 50}));
+}
+
 }  // namespace
 
 void register_control_flow_examples(std::vector<Example>& out) {
@@ -105,6 +139,23 @@ void register_control_flow_examples(std::vector<Example>& out) {
                  },
                  [] {
                    return std::vector<runtime::Buffer>{seeded({3}, 31, 1.0), seeded({3}, 32, 1.0)};
+                 }});
+  out.push_back(euler_example(
+      "loop/euler",
+      fmt::format("explicit Euler, {} steps of dh/dt = tanh(a*h + b) - h/10, h f32[64,256]: "
+                  "`cjax memory` compares the scan's checkpoint schedules",
+                  kEulerSteps),
+      scan_schedules::none()));
+  out.push_back(euler_example("loop/euler_binomial",
+                              "loop/euler under scan_schedules::binomial(8): 8 carries saved",
+                              scan_schedules::binomial(8)));
+  out.push_back({"loop/newton_sqrt",
+                 "sum(sqrt(a)) by Newton's iteration in while_loop(..., {.max_iters = 50}): "
+                 "reverse-differentiable, gradient 1/(2 sqrt(a))",
+                 [] { return cjax::make_jaxpr(newton_sqrt_program, {"a"}, "f")(f32({3})); },
+                 [] {
+                   return std::vector<runtime::Buffer>{runtime::Buffer::from_data<float>(
+                       ShapedArray(DType::f32, {3}), std::vector<float>{2.0f, 9.0f, 0.25f})};
                  }});
   out.push_back(
       {"loop/fori", "fori_loop(0, 5, x <- tanh(W @ x)): a scan of 5 steps",

@@ -183,7 +183,7 @@ std::vector<Cotangent> while_transpose(const TransposeRuleArgs& a) {
   throw UnsupportedError(fmt::format(
       "Reverse-mode differentiation does not work for lax.while_loop or lax.fori_loop with "
       "dynamic start/stop values (the while loop at {}). Try using lax.scan, or using fori_loop "
-      "with static start/stop.",
+      "with static start/stop, or give cjax::while_loop a bound: {{.max_iters = N}}.",
       a.eqn.source.summarize()));
 }
 

@@ -41,9 +41,25 @@ void tour(const Array& W1, const Array& W2, const Array& W3, const Array& x, con
     return np::sum(cjax::nn::dropout(key, 0.5, np::tanh(v + noise)));
   });
   Array noisy_grad = cjax::jit(cjax::grad(noisy))(x);
+  auto integrate = [](const Array& a, const Array& h0) {  // 1000 steps, 8 carries kept for grad
+    auto euler = [&](const Array& h, const std::tuple<>&) {
+      return std::pair{h + 0.01 * np::tanh(a * h), std::tuple<>{}};
+    };
+    auto schedule = cjax::scan_schedules::binomial(8);
+    return np::sum(
+        cjax::scan(euler, h0, std::tuple<>{}, {.length = 1000, .checkpoint = schedule}).first);
+  };
+  Array dintegrate = cjax::grad(integrate)(x, x);
+  auto newton_sqrt = [](const Array& a) {  // a data-dependent trip count, bounded: reversible
+    return cjax::while_loop([&](const Array& r) { return np::max(np::abs(r * r - a)) > 1e-6; },
+                            [&](const Array& r) { return 0.5 * (r + a / r); }, np::ones_like(a),
+                            {.max_iters = 50});
+  };
+  Array dsqrt = cjax::grad([&](const Array& a) { return np::sum(newton_sqrt(a)); })(y + 2.0);
   std::cout << "loss " << loss << " (jit: " << loss_jit << ", vmap: " << losses << ")\n"
             << "clipped: " << clipped << "\n"
-            << "dropout grad: " << noisy_grad << "\n";
+            << "dropout grad: " << noisy_grad << "\n"
+            << "d integrate / da: " << dintegrate << ", d sqrt(a) / da: " << dsqrt << "\n";
 }
 // ---- end of README.md ----
 
@@ -101,4 +117,12 @@ TEST_CASE("the README's C++ compiles against <cjax/cjax.h> and runs") {
     kept += g[i] != 0.0;
   }
   CHECK(kept > 0);
+  // Newton's iteration for sqrt(3), reversed through the bounded while loop: 1 / (2 sqrt(3)).
+  const size_t sqrt_grad = text.rfind("d sqrt(a) / da: Array([");
+  REQUIRE(sqrt_grad != std::string::npos);
+  CHECK(std::stod(text.substr(sqrt_grad + 23)) == Approx(0.5 / std::sqrt(3.0)).epsilon(1e-5));
+  // The integrator's gradient at a = 0 is 0 (h stays 0 for the first element, and tanh(0) = 0).
+  const size_t integrate = text.rfind("d integrate / da: Array([");
+  REQUIRE(integrate != std::string::npos);
+  CHECK(std::stod(text.substr(integrate + 25)) == 0.0);
 }

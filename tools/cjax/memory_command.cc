@@ -10,11 +10,13 @@
 
 #include "ir/byte_size.h"
 #include "ir/errors.h"
+#include "ir/primitive.h"
 #include "passes/memory/budget_plan.h"
 #include "passes/memory/chain_schedule.h"
 #include "passes/memory/memory_model.h"
 #include "passes/policies.h"
 #include "passes/remat.h"
+#include "passes/scan_schedules.h"
 #include "passes/vjp.h"
 #include "tools/cjax/exit_codes.h"
 #include "tools/cjax/memory_plot.h"
@@ -78,6 +80,14 @@ size_t smallest_chain_peak(const Jaxpr& j) {
   return best;
 }
 
+// The most steps of the program's own scan eqns (0 when it has none).
+int64_t longest_scan(const Jaxpr& j) {
+  int64_t steps = 0;
+  for (const Eqn& e : j.eqns)
+    if (e.prim->name == "scan") steps = std::max(steps, e.params.get_int("length"));
+  return steps;
+}
+
 }  // namespace
 
 void check_memory_options(const MemoryOptions& mem) {
@@ -98,6 +108,10 @@ int print_memory(const AutodiffOptions& opts, const MemoryOptions& mem, std::ost
     for (const std::string& name : table_policies(opts))
       rows.push_back(row(name, memory::model_vjp(checkpoint_jaxpr(
                                    j, policies::by_name(name, opts.names, opts.offload_names)))));
+    // A program with scans: its loops under each checkpoint schedule (passes/scan_schedules.h).
+    if (const int64_t steps = longest_scan(j); steps > 1)
+      for (const ScanSchedule& s : schedules_to_compare(steps))
+        rows.push_back(row("scan " + s.str(), memory::model_vjp(schedule_scans(j, s))));
 
     std::vector<size_t> budgets;
     for (const std::string& b : mem.budgets) budgets.push_back(parse_bytes(b));
