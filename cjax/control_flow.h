@@ -212,8 +212,9 @@ T while_loop(CF&& cond_fn, BF&& body_fn, const T& init,
 
 // A bound that makes while_loop reverse-differentiable: the loop becomes a scan of `max_iters`
 // steps, each running body_fn under cond(cond_fn(carry), body_fn, identity), so that a carry for
-// which cond_fn is false passes through the remaining steps unchanged and the backward pass
-// replays only the steps that ran. `checkpoint` schedules that scan (passes/scan_schedules.h).
+// which cond_fn is false passes through the remaining steps unchanged, and those steps transpose
+// to the identity in the backward pass. `checkpoint` schedules that scan
+// (passes/scan_schedules.h).
 // A loop still running after max_iters steps stops there: test cond_fn on the result to know.
 struct WhileOptions {
   std::optional<int64_t> max_iters = std::nullopt;

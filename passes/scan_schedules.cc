@@ -100,7 +100,6 @@ class Scheduler {
         reverse_(eqn.params.get_bool("reverse")) {
     if (nc_ + nk_ > body_.invars.size() || nk_ > body_.outvars.size())
       throw Error("scan: num_consts/num_carry do not fit the body");
-    nx_ = body_.invars.size() - nc_ - nk_;
     ny_ = body_.outvars.size() - nk_;
   }
 
@@ -164,8 +163,7 @@ class Scheduler {
     return scan(b, *remat_body_, consts, carry, xs, length);
   }
 
-  // `length` steps as a jaxpr of their own, (consts, carries, xs) -> (carries, ys), built by
-  // `steps`, then checkpointed: one remat2 eqn.
+  // A range's jaxpr, (consts, carries, xs) -> (carries, ys), checkpointed: one remat2 eqn.
   Atoms checkpointed(JaxprBuilder& b, const Atoms& consts, const Atoms& carry, const Atoms& xs,
                      const Jaxpr& range) {
     Jaxpr c = checkpoint_jaxpr(range, nullptr, /*prevent_cse=*/true);
@@ -324,7 +322,7 @@ class Scheduler {
 
   const Eqn& eqn_;
   const Jaxpr& body_;
-  size_t nc_, nk_, nx_ = 0, ny_ = 0;
+  size_t nc_, nk_, ny_ = 0;
   bool reverse_;
   std::optional<Jaxpr> remat_body_;
   std::map<std::pair<int64_t, int64_t>, Jaxpr> ranges_;
