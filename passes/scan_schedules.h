@@ -9,10 +9,10 @@
 //   nested(k)     k levels of scans over chunks of about L^(1/k) steps, each chunk checkpointed
 //                 (what Flax's remat_scan does): about k·L^(1/k) carries saved, each step
 //                 computed k + 1 times.
-//   binomial(s)   Griewank's revolve: at most s carries stored at once, the fewest recomputations
-//                 possible with s (r·L - C(s+r, s-1) extra steps, r the least with C(s+r, s) >= L).
-//                 The head of each range is checkpointed and recursed into with s snapshots, the
-//                 tail with s - 1.
+//   binomial(s)   Griewank's revolve: s carries stored, split where his recursion is optimal
+//                 (t = r·L - C(s+r, s-1) advances, r the least with C(s+r, s) >= L). The head of
+//                 each range is checkpointed and recursed into with s snapshots, the tail with
+//                 s - 1. The backward pass repeats between t - L + 1 and t steps.
 //   memory_budget(bytes)   the schedule with the least recomputation whose modelled peak for the
 //                 gradient fits (passes/memory/memory_model.h).
 #pragma once

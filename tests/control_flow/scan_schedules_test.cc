@@ -1,7 +1,8 @@
 // Checkpoint schedules for long scans (passes/scan_schedules.h) and reverse mode through a bounded
 // while loop: every schedule computes the un-checkpointed scan's values and gradients (bitwise,
-// except where the cotangent of a loop constant is summed in another order); binomial schedules
-// recompute exactly Griewank's count of steps; the printed programs are nested scans and remat2s.
+// except where the cotangent of a loop constant is summed in another order); binomial(s) stores s
+// carries and repeats Griewank's count of steps, less the first sweep's, give or take one a split;
+// the printed programs are nested scans and remat2s.
 #include <catch2/catch.hpp>
 
 #include <cmath>
