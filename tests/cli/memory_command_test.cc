@@ -142,3 +142,32 @@ TEST_CASE("cjax memory labels budgets that print alike with their exact bytes") 
   CHECK(r.out.find("memory_budget(2010 B)") != std::string::npos);
   CHECK(r.out.find("memory_budget(4.0 KiB)") != std::string::npos);
 }
+
+TEST_CASE("cjax memory adds a row per checkpoint schedule of a program's scan") {
+  auto r = run_cli("memory --example loop/euler --json");
+  REQUIRE(r.code == 0);
+  const auto rows = nlohmann::json::parse(r.out);
+  auto find = [&](const std::string& policy) {
+    for (const auto& row : rows)
+      if (row["policy"] == policy) return row;
+    FAIL("no row " << policy);
+    return nlohmann::json();
+  };
+  const size_t carry = 64 * 256 * 4;
+  const auto plain = find("(no checkpoint)"), every = find("scan every_step");
+  const auto nested = find("scan nested(2)"), binomial = find("scan binomial(4)");
+  // 100 steps: every_step keeps each step's carry, nested(2) the first of each of its 10 chunks,
+  // binomial(4) its 4 snapshots (and the last step's residuals); each recomputes more.
+  CHECK(size_t(every["residual_bytes"]) >= 100 * carry);
+  CHECK(size_t(nested["residual_bytes"]) < 15 * carry);
+  CHECK(size_t(binomial["residual_bytes"]) < size_t(nested["residual_bytes"]));
+  CHECK(size_t(nested["peak_bytes"]) < size_t(every["peak_bytes"]));
+  CHECK(double(plain["recompute_flops"]) == 0);
+  CHECK(double(every["recompute_flops"]) < double(nested["recompute_flops"]));
+  CHECK(double(nested["recompute_flops"]) < double(binomial["recompute_flops"]));
+  // A program without a scan gets no such rows.
+  auto mlp = run_cli("memory --example tutorial/f --json");
+  REQUIRE(mlp.code == 0);
+  for (const auto& row : nlohmann::json::parse(mlp.out))
+    CHECK(std::string(row["policy"]).rfind("scan ", 0) == std::string::npos);
+}
