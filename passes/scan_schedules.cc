@@ -275,6 +275,7 @@ class Scheduler {
 
   Atoms binomial(JaxprBuilder& b, const Atoms& consts, const Atoms& carry, const Atoms& xs,
                  int64_t length, int64_t snapshots) {
+    if (length == 0) return scan(b, body_, consts, carry, xs, 0);
     std::vector<Piece> pieces;
     if (length <= snapshots + 1) {
       // Few enough steps to store every carry but the last: each step before the last is
@@ -287,7 +288,6 @@ class Scheduler {
       pieces.push_back({1, [&](JaxprBuilder& e, const Atoms& c, const Atoms& k, const Atoms& x) {
                           return scan(e, body_, c, k, x, 1);
                         }});
-      if (length == 0) pieces.clear();
     } else {
       const int64_t head = binomial_split(length, snapshots);
       pieces.push_back({head, [&, head, snapshots](JaxprBuilder& e, const Atoms& c, const Atoms& k,
@@ -299,7 +299,6 @@ class Scheduler {
                           return binomial(e, c, k, x, length - head, snapshots - 1);
                         }});
     }
-    if (pieces.empty()) return scan(b, body_, consts, carry, xs, 0);
     return sequence(b, consts, carry, xs, length, pieces);
   }
 

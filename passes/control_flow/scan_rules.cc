@@ -344,8 +344,10 @@ ScanSplit split_scan(const Eqn& eqn, const ScanShape& s, BodySplit split) {
   const std::vector<bool>& staged_out = split.staged_out.empty() ? out_uk : split.staged_out;
   size_t next_known = 0, next_staged = 0;
   for (size_t i = 0; i < out_uk.size(); ++i) {
-    if (out_uk[i]) out.outputs.push_back(out.staged.outputs[next_staged]);
-    if (!out_uk[i]) out.outputs.push_back(known_outs[next_known++]);
+    if (out_uk[i])
+      out.outputs.push_back(out.staged.outputs[next_staged]);
+    else
+      out.outputs.push_back(known_outs[next_known++]);
     if (staged_out[i]) ++next_staged;
   }
   return out;

@@ -45,7 +45,7 @@ TEST_CASE("scan schedules: the values and gradients of the un-checkpointed scan"
   std::mt19937 rng(5);
   const Array a = random_f64(rng, {4}, 0.5, 1.5);
   const Array h0 = random_f64(rng, {4});
-  for (int64_t length : {1, 2, 7, 37}) {
+  for (int64_t length : {0, 1, 2, 7, 37}) {
     const Array xs = random_f64(rng, {length, 4});
     for (bool reverse : {false, true}) {
       const Loss plain{scan_schedules::none(), reverse};
