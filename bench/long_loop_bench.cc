@@ -3,9 +3,9 @@
 // b and h0. BM_long_scan_model (10,000 steps): the residual bytes and the modelled peak of the
 // gradient (passes/memory/memory_model.h) and the primal FLOPs the backward pass repeats over the
 // forward's (the recompute factor, beside Griewank's r·L - C(s+r, s-1) over L for binomial(s)).
-// BM_long_scan_step (1,000 steps: the back end expands a binomial schedule's shared ranges, and at
-// 10,000 steps compiles them for minutes): the compiled step's time, measured peak and first call
-// (trace, differentiate, compile). `none` is the peer.
+// BM_long_scan_step (1,000 and 10,000 steps): the compiled step's time, measured peak and first
+// call (trace, differentiate, compile; a binomial schedule's repeated ranges compile once each, as
+// functions: passes/repeated_calls.h). `none` is the peer.
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
@@ -24,7 +24,7 @@ using cjax::ScanSchedule;
 namespace np = cjax::numpy;
 namespace sched = cjax::scan_schedules;
 
-constexpr int64_t kLongSteps = 10'000, kCompiledSteps = 1'000;
+constexpr int64_t kLongSteps = 10'000;
 
 const std::array<ScanSchedule, 6> kSchedules = {sched::none(),      sched::every_step(),
                                                 sched::nested(2),   sched::binomial(4),
@@ -68,7 +68,7 @@ BENCHMARK(BM_long_scan_model)
 
 void BM_long_scan_step(benchmark::State& state) {
   const ScanSchedule& s = kSchedules[size_t(state.range(0))];
-  const int64_t steps = kCompiledSteps;
+  const int64_t steps = state.range(1);
   const Problem p;
   auto loss = [&](const Array& x, const Array& y, const Array& z) {
     return euler_loss(x, y, z, s, steps);
@@ -89,7 +89,8 @@ void BM_long_scan_step(benchmark::State& state) {
   state.counters["first_call_s"] = compile_s;
 }
 BENCHMARK(BM_long_scan_step)
-    ->DenseRange(0, int(kSchedules.size()) - 1)
+    ->ArgsProduct({benchmark::CreateDenseRange(0, int(kSchedules.size()) - 1, 1),
+                   {1'000, kLongSteps}})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime()
     ->Iterations(3);

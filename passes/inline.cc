@@ -7,6 +7,7 @@
 #include "ir/errors.h"
 #include "ir/lax_params.h"
 #include "ir/primitive.h"
+#include "passes/repeated_calls.h"
 
 namespace cjax {
 
@@ -80,19 +81,37 @@ void inline_into(JaxprBuilder& b, const Jaxpr& j, std::unordered_map<Var, Atom, 
 
 namespace {
 
+struct KeptCalls;
+Jaxpr expand_remat(const Jaxpr& jaxpr, KeptCalls& kept);
+
 Atom read_env(const std::unordered_map<Var, Atom, VarHash>& env, const Atom& a) {
   if (a.is_literal()) return a;
   auto it = env.find(a.var());
   return it == env.end() ? a : it->second;
 }
 
-void expand_into(JaxprBuilder& b, const Jaxpr& j, std::unordered_map<Var, Atom, VarHash>& env) {
+// What expand_remat keeps: the repeated calls, and the expanded body of each (one jaxpr, shared).
+struct KeptCalls {
+  RepeatedCalls* repeated = nullptr;
+  std::unordered_map<const std::string*, JaxprRef> bodies;
+};
+
+void expand_into(JaxprBuilder& b, const Jaxpr& j, std::unordered_map<Var, Atom, VarHash>& env,
+                 KeptCalls& kept) {
   for (const Eqn& e : j.eqns) {
     std::vector<Atom> ins;
     for (const Atom& in : e.inputs) ins.push_back(read_env(env, in));
-    if (e.prim->name != "remat2") {
+    const std::string* key =
+        e.prim->name == "remat2" && kept.repeated ? kept.repeated->key(e) : nullptr;
+    if (e.prim->name != "remat2" || key) {
       Eqn copy = e;
       copy.inputs = std::move(ins);
+      if (key) {
+        JaxprRef& body = kept.bodies[key];
+        if (!body)
+          body = std::make_shared<const Jaxpr>(expand_remat(*e.params.get_jaxpr("jaxpr"), kept));
+        copy.params.set("jaxpr", body);
+      }
       b.append(std::move(copy));
       continue;
     }
@@ -108,7 +127,7 @@ void expand_into(JaxprBuilder& b, const Jaxpr& j, std::unordered_map<Var, Atom, 
     const Jaxpr& body = *e.params.get_jaxpr("jaxpr");
     JaxprBuilder inner;
     std::unordered_map<Var, Atom, VarHash> inner_env;
-    expand_into(inner, body, inner_env);
+    expand_into(inner, body, inner_env, kept);
     std::vector<Atom> body_outs;
     for (const Atom& o : body.outvars) body_outs.push_back(read_env(inner_env, o));
     Jaxpr flat = inner.build(body.invars, body_outs);
@@ -117,17 +136,22 @@ void expand_into(JaxprBuilder& b, const Jaxpr& j, std::unordered_map<Var, Atom, 
   }
 }
 
-}  // namespace
-
-Jaxpr expand_remat(const Jaxpr& jaxpr) {
+Jaxpr expand_remat(const Jaxpr& jaxpr, KeptCalls& kept) {
   JaxprBuilder b;
   std::unordered_map<Var, Atom, VarHash> env;
-  expand_into(b, jaxpr, env);
+  expand_into(b, jaxpr, env, kept);
   std::vector<Atom> outs;
   for (const Atom& o : jaxpr.outvars) outs.push_back(read_env(env, o));
   Jaxpr r = b.build(jaxpr.invars, std::move(outs), jaxpr.constvars, jaxpr.consts);
   r.debug = jaxpr.debug;
   return r;
+}
+
+}  // namespace
+
+Jaxpr expand_remat(const Jaxpr& jaxpr, RepeatedCalls* keep) {
+  KeptCalls kept{keep, {}};
+  return expand_remat(jaxpr, kept);
 }
 
 bool forwards_operands(std::string_view prim) {

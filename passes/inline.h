@@ -20,10 +20,13 @@ std::vector<Atom> inline_jaxpr(JaxprBuilder& b, const Jaxpr& callee, std::span<c
 // Replaces every `jit` eqn (recursively) by its body.
 Jaxpr inline_calls(const Jaxpr& jaxpr);
 
+class RepeatedCalls;
+
 // Replaces every `remat2` eqn (recursively) by its body, as lowering does. The recomputation in
 // a backward program (differentiated=True, prevent_cse=True) first passes its inputs through one
 // `optimization_barrier`, so no later cse can merge it with the forward computation it repeats.
-Jaxpr expand_remat(const Jaxpr& jaxpr);
+// The calls `keep` names (made from `jaxpr`) stay calls, of bodies expanded once and shared.
+Jaxpr expand_remat(const Jaxpr& jaxpr, RepeatedCalls* keep = nullptr);
 
 // name, optimization_barrier, device_put and stop_gradient: their outputs are their operands.
 bool forwards_operands(std::string_view prim);

@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <iostream>
+#include <optional>
 #include <string_view>
 #include <utility>
 
@@ -17,6 +18,7 @@
 #include "passes/inline.h"
 #include "passes/positional_collectives.h"
 #include "passes/recompute_residuals.h"
+#include "passes/repeated_calls.h"
 #include "passes/vjp.h"
 
 namespace cjax {
@@ -88,7 +90,7 @@ void refuse_custom_lin(const Jaxpr& j) {
 
 }  // namespace
 
-Jaxpr prepare_for_lowering(const Jaxpr& program, bool keep_memory_transfers) {
+Jaxpr prepare_for_lowering(const Jaxpr& program, const PrepareOptions& options) {
   refuse_custom_lin(program);
   const bool inlined = inline_top_level_calls(program);
   Jaxpr j = program;
@@ -97,10 +99,12 @@ Jaxpr prepare_for_lowering(const Jaxpr& program, bool keep_memory_transfers) {
     dump("inline calls", j);
   }
   if (inlined || has_remat(j)) {  // inlined bodies may hold remat2 too
-    j = expand_remat(j);
+    std::optional<RepeatedCalls> repeated;
+    if (options.keep_repeated_calls) repeated.emplace(j);
+    j = expand_remat(j, repeated ? &*repeated : nullptr);
     dump("expand remat", j);
   }
-  j = drop_forwarding_eqns(j, keep_memory_transfers);
+  j = drop_forwarding_eqns(j, options.keep_memory_transfers);
   dump("drop forwarding eqns", j);
   j = unbatch_while_predicates(j);
   dump("unbatch while predicates", j);

@@ -36,10 +36,17 @@ struct TrainingStep {
 
 TrainingStep training_step(const Jaxpr& f, const StepOptions& options = {});
 
+struct PrepareOptions {
+  bool keep_memory_transfers = false;  // see drop_forwarding_eqns
+  // remat2 calls of a body met at several places (passes/repeated_calls.h) stay calls, for a back
+  // end that compiles such a body once, as a function.
+  bool keep_repeated_calls = false;
+};
+
 // What the back ends compile: calls at the top level inlined (a jit body with consts stays a call,
 // lowered whole), remat2 expanded, values passed through a barrier or a name read from where
 // they were computed, batched while loops given a scalar condition (passes/batched_while.h), and
-// transposed dots folded in every body. `keep_memory_transfers`: see drop_forwarding_eqns.
-Jaxpr prepare_for_lowering(const Jaxpr& program, bool keep_memory_transfers = false);
+// transposed dots folded in every body.
+Jaxpr prepare_for_lowering(const Jaxpr& program, const PrepareOptions& options = {});
 
 }  // namespace cjax

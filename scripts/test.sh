@@ -12,10 +12,13 @@ mode=${1:-}
 jobs=$(nproc)
 
 run_suite() {  # run_suite BUILD_DIR [--sanitize]
-  local dir=$1
+  local dir=$1 start=$SECONDS
   shift
   bash scripts/build.sh "$@"
+  echo "test.sh: $dir built in $((SECONDS - start)) s"
+  start=$SECONDS
   (cd "$dir" && ctest --output-on-failure -j"$jobs" --timeout 300)
+  echo "test.sh: $dir tests ran in $((SECONDS - start)) s"
 }
 
 # The compiled-versus-interpreted tests under the x86-64 levels this CPU can run, besides the

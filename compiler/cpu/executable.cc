@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <optional>
 #include <sstream>
 #include <unordered_map>
 #include <unordered_set>
@@ -153,10 +154,10 @@ std::vector<runtime::Buffer> call(const CompiledFunction& f,
 }
 
 // The program as one function `main`, called once.
-void plan_whole(Executable::Impl& impl, mlir::ModuleOp module, const Jaxpr& jaxpr,
-                DotPath dot_path) {
+void plan_whole(Executable::Impl& impl, mlir::ModuleOp module, const Jaxpr& jaxpr, DotPath dot_path,
+                OutlinedCalls* outlined) {
   ProgramPlan& plan = impl.plan;
-  lower_function(module, jaxpr, plan.calls, impl.where, "main", dot_path);
+  lower_function(module, jaxpr, plan.calls, impl.where, "main", dot_path, false, outlined);
   plan.functions.push_back({"main", nullptr, jaxpr.out_avals(), forwarded_inputs(jaxpr)});
   Step step;
   for (size_t k = 0; k < impl.in_avals.size(); ++k) step.inputs.push_back(k);
@@ -202,7 +203,7 @@ Segmentation segment(Jaxpr prepared, const CompileOptions& options) {
 
 // The segments compiled once per key and called in order.
 void plan_segments(Executable::Impl& impl, mlir::ModuleOp module, const Segmentation& cut,
-                   DotPath dot_path) {
+                   DotPath dot_path, OutlinedCalls* outlined) {
   const Jaxpr& jaxpr = cut.jaxpr;
   ProgramPlan& plan = impl.plan;
   std::unordered_map<const void*, size_t> slot_of;
@@ -218,7 +219,7 @@ void plan_segments(Executable::Impl& impl, mlir::ModuleOp module, const Segmenta
     if (added) {
       std::string name = fmt::format("segment{}", plan.functions.size());
       const Jaxpr program = segment_program(jaxpr, s);
-      lower_function(module, program, plan.calls, impl.where, name, dot_path);
+      lower_function(module, program, plan.calls, impl.where, name, dot_path, false, outlined);
       plan.functions.push_back(
           {std::move(name), nullptr, program.out_avals(), forwarded_inputs(program)});
     }
@@ -253,11 +254,14 @@ mlir::OwningOpRef<mlir::ModuleOp> lower_planned(mlir::MLIRContext& ctx, Executab
                                                 const CompileOptions& options) {
   mlir::OwningOpRef<mlir::ModuleOp> module = new_module(ctx);
   const Segmentation cut = segment(std::move(prepared), options);
+  std::optional<OutlinedCalls> outlined;
+  if (options.outline_repeated_calls) outlined.emplace(cut.jaxpr);
+  OutlinedCalls* calls = outlined ? &*outlined : nullptr;
   const bool repeats = cut.distinct < cut.segments.size();
   if (repeats || count_eqns(jaxpr) > options.max_whole_eqns)
-    plan_segments(impl, *module, cut, options.dot_path);
+    plan_segments(impl, *module, cut, options.dot_path, calls);
   else
-    plan_whole(impl, *module, cut.jaxpr, options.dot_path);
+    plan_whole(impl, *module, cut.jaxpr, options.dot_path, calls);
   return module;
 }
 
@@ -305,10 +309,10 @@ std::optional<std::string> program_key_text(const Jaxpr& prepared, const Compile
   ExactTextWriter w = ExactTextWriter::for_compiled_code();
   w.jaxpr(prepared, /*consts_are_inputs=*/true);
   if (!w.exact()) return std::nullopt;
-  return fmt::format("jaxpr max_whole_eqns={} max_segment_eqns={} dot_path={} threefry={}\n{}",
-                     options.max_whole_eqns, options.max_segment_eqns,
-                     static_cast<int>(options.dot_path), runtime::threefry_partitionable(),
-                     w.take());
+  return fmt::format(
+      "jaxpr max_whole_eqns={} max_segment_eqns={} dot_path={} outline={} threefry={}\n{}",
+      options.max_whole_eqns, options.max_segment_eqns, static_cast<int>(options.dot_path),
+      options.outline_repeated_calls, runtime::threefry_partitionable(), w.take());
 }
 
 // The program stored under `key`, linked into `impl`: its plan too when `with_plan` (a key made
@@ -365,8 +369,10 @@ void finish_plan(Executable::Impl& impl) {
 
 }  // namespace
 
-std::shared_ptr<const Executable> compile(const Jaxpr& jaxpr, const std::string& where,
-                                          const CompileOptions& options) {
+namespace {
+
+std::shared_ptr<const Executable> compile_with(const Jaxpr& jaxpr, const std::string& where,
+                                               const CompileOptions& options) {
   auto impl = std::make_shared<Executable::Impl>();
   impl->where = where;
   impl->memory = memory_need(jaxpr);
@@ -388,7 +394,9 @@ std::shared_ptr<const Executable> compile(const Jaxpr& jaxpr, const std::string&
   const std::optional<std::filesystem::path> cache_dir = object_cache_dir();
   const bool cache_writable = cache_dir && object_cache_writable(*cache_dir);
   auto t0 = Clock::now();
-  Jaxpr prepared = prepare_for_lowering(jaxpr);  // the lowering's first step, and the cache's key
+  // The lowering's first step, and the cache's key.
+  Jaxpr prepared =
+      prepare_for_lowering(jaxpr, {.keep_repeated_calls = options.outline_repeated_calls});
   impl->stats.lower_ms = ms_since(t0);
   const std::optional<std::string> key_text =
       cache_dir ? program_key_text(prepared, options) : std::nullopt;
@@ -453,6 +461,24 @@ std::shared_ptr<const Executable> compile(const Jaxpr& jaxpr, const std::string&
     impl->stats.cache_ms += ms_since(t0);
   }
   return std::make_shared<Executable>(std::move(impl));
+}
+
+}  // namespace
+
+std::shared_ptr<const Executable> compile(const Jaxpr& jaxpr, const std::string& where,
+                                          const CompileOptions& options) {
+  if (!options.outline_repeated_calls) return compile_with(jaxpr, where, options);
+  try {
+    return compile_with(jaxpr, where, options);
+  } catch (const UnsupportedError&) {
+    throw;  // the same without functions
+  } catch (const Error&) {
+    // A function boundary the pipeline could not cross (a buffer layout bufferization cannot
+    // pass to a function, say): every call compiled in place, as without repeated calls.
+    CompileOptions in_place = options;
+    in_place.outline_repeated_calls = false;
+    return compile_with(jaxpr, where, in_place);
+  }
 }
 
 std::vector<runtime::Buffer> Executable::run(std::span<const runtime::Buffer> args,
@@ -527,7 +553,10 @@ std::string lower_to_text(const Jaxpr& jaxpr, Stage stage, const std::string& wh
   Executable::Impl plan;
   plan.where = where;
   plan.in_avals = jaxpr.in_avals();
-  auto module = lower_planned(*ctx, plan, jaxpr, prepare_for_lowering(jaxpr), options);
+  auto module = lower_planned(
+      *ctx, plan, jaxpr,
+      prepare_for_lowering(jaxpr, {.keep_repeated_calls = options.outline_repeated_calls}),
+      options);
   std::string text;
   llvm::raw_string_ostream os(text);
   if (stage == Stage::mlir) {

@@ -44,6 +44,9 @@ struct CompileOptions {
   size_t max_whole_eqns = 256;
   size_t max_segment_eqns = 64;
   DotPath dot_path = DotPath::by_size;
+  // A call body met at several places (passes/repeated_calls.h: a binomial scan schedule's
+  // ranges) is compiled once, as a function; off, every call is compiled in place.
+  bool outline_repeated_calls = true;
 };
 
 // What one run allocated: the outputs, and the peak of all buffers live during the call (the

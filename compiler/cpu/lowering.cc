@@ -63,6 +63,64 @@ mlir::Value const_tensor(mlir::OpBuilder& b, mlir::Location loc, const ConstValu
   return b.create<mlir::arith::ConstantOp>(loc, type, attr);
 }
 
+// A call of the function compiled for a repeated call body (state.outlined), made on first use:
+// `@body<N>(call_table, args...) -> results`, lowered once, with its own repeated calls outlined
+// in turn.
+std::vector<mlir::Value> call_outlined(LoweringState& state, const Jaxpr& body,
+                                       const std::string* key,
+                                       const std::vector<mlir::Value>& ins) {
+  mlir::OpBuilder& b = state.b;
+  const mlir::Location loc = b.getUnknownLoc();
+  std::vector<mlir::Type> result_types;
+  for (const Atom& a : body.outvars) result_types.push_back(tensor_type(b, a.aval(), "result"));
+  auto [it, fresh] = state.outlined->function_of.try_emplace(key);
+  if (fresh) {
+    it->second = fmt::format("body{}", state.outlined->function_of.size() - 1);
+    std::vector<mlir::Type> arg_types = {b.getI64Type()};
+    for (mlir::Value v : ins) arg_types.push_back(v.getType());
+    mlir::OpBuilder fb(state.module.getContext());
+    fb.setInsertionPointToEnd(state.module.getBody());
+    auto func =
+        fb.create<mlir::func::FuncOp>(loc, it->second, fb.getFunctionType(arg_types, result_types));
+    func.setPrivate();
+    mlir::Block* entry = func.addEntryBlock();
+    fb.setInsertionPointToStart(entry);
+    LoweringState inner{fb,
+                        state.module,
+                        state.calls,
+                        {},
+                        state.where,
+                        entry->getArgument(0),
+                        state.dot_path,
+                        state.memory_transfers,
+                        state.outlined};
+    const std::vector<mlir::Value> args(entry->args_begin() + 1, entry->args_end());
+    fb.create<mlir::func::ReturnOp>(loc, lower_jaxpr_body(inner, body, args));
+  }
+  // Functions take buffers of the identity layout: a slice (a view with strides and an offset),
+  // or a reshape of one, is copied into one of its own first.
+  auto is_slice = [](mlir::Value v) {
+    for (mlir::Operation* def = v.getDefiningOp(); def;) {
+      if (mlir::isa<mlir::tensor::ExtractSliceOp>(def)) return true;
+      if (!mlir::isa<mlir::tensor::CollapseShapeOp, mlir::tensor::ExpandShapeOp>(def)) return false;
+      def = def->getOperand(0).getDefiningOp();
+    }
+    return false;
+  };
+  std::vector<mlir::Value> operands = {state.call_table};
+  for (mlir::Value in : ins) {
+    if (is_slice(in)) {
+      auto type = mlir::cast<mlir::RankedTensorType>(in.getType());
+      mlir::Value empty =
+          b.create<mlir::tensor::EmptyOp>(loc, type.getShape(), type.getElementType());
+      in = b.create<mlir::linalg::CopyOp>(loc, in, empty).getResult(0);
+    }
+    operands.push_back(in);
+  }
+  auto call = b.create<mlir::func::CallOp>(loc, it->second, result_types, operands);
+  return {call.result_begin(), call.result_end()};
+}
+
 }  // namespace
 
 const LowerRule* find_lower_rule(const Primitive& prim) {
@@ -112,9 +170,10 @@ std::vector<mlir::Value> lower_jaxpr_body(LoweringState& state, const Jaxpr& jax
     std::vector<mlir::Value> outs;
     // A call-like eqn (ir/call_body.h) is lowered by lowering its body inline: a jit boundary
     // means nothing to one compiled function, and remat2 has done its work once the backward
-    // program exists.
+    // program exists. A body met at several places is compiled once, as a function.
     if (const Jaxpr* callee = call_body(e)) {
-      outs = lower_jaxpr_body(state, *callee, ins);
+      const std::string* key = state.outlined ? state.outlined->repeated.key(e) : nullptr;
+      outs = key ? call_outlined(state, *callee, key, ins) : lower_jaxpr_body(state, *callee, ins);
     } else {
       const LowerRule* rule = find_lower_rule(*e.prim);
       EqnLowering el{state, e, unknown};
@@ -163,7 +222,8 @@ mlir::OwningOpRef<mlir::ModuleOp> new_module(mlir::MLIRContext& ctx) {
 
 void lower_function(mlir::ModuleOp module, const Jaxpr& jaxpr,
                     std::vector<std::unique_ptr<RuntimeCall>>& calls, const std::string& where,
-                    const std::string& name, DotPath dot_path, bool memory_transfers) {
+                    const std::string& name, DotPath dot_path, bool memory_transfers,
+                    OutlinedCalls* outlined) {
   mlir::OpBuilder b(module.getContext());
   const mlir::Location loc = b.getUnknownLoc();
   b.setInsertionPointToEnd(module.getBody());
@@ -190,8 +250,8 @@ void lower_function(mlir::ModuleOp module, const Jaxpr& jaxpr,
   mlir::Block* entry = func.addEntryBlock();
   b.setInsertionPointToStart(entry);
 
-  LoweringState state{b,        module,          calls, {}, where, entry->getArgument(0),
-                      dot_path, memory_transfers};
+  LoweringState state{b,        module,           calls,   {}, where, entry->getArgument(0),
+                      dot_path, memory_transfers, outlined};
   // Block argument k + 1 is memref argument k (after the call table).
   auto memref_arg = [&](size_t k) { return entry->getArgument(static_cast<unsigned>(k + 1)); };
   std::vector<mlir::Value> args;

@@ -17,9 +17,19 @@
 #include "compiler/cpu/runtime_calls.h"
 #include "ir/jaxpr.h"
 #include "ir/params.h"
+#include "passes/repeated_calls.h"
 #include "runtime/blas_dot.h"
 
 namespace cjax::lower {
+
+// The call bodies a module compiles once each, as private functions its callers call (see
+// passes/repeated_calls.h), and the functions made so far, by body key. One per module: the
+// functions lower_function adds share them.
+struct OutlinedCalls {
+  explicit OutlinedCalls(const Jaxpr& program) : repeated(program) {}
+  RepeatedCalls repeated;
+  std::unordered_map<const std::string*, std::string> function_of;  // key -> symbol
+};
 
 // The state of one lowering: the builder, the runtime calls made so far, and the output buffers
 // that a runtime call may write into directly (instead of a fresh buffer and a copy).
@@ -34,6 +44,7 @@ struct LoweringState {
   // The GPU back end: a device_put to pinned host or device memory becomes a runtime call that
   // moves the data (elsewhere it forwards its operand).
   bool memory_transfers = false;
+  OutlinedCalls* outlined = nullptr;  // null: every call is lowered inline
 };
 
 struct EqnLowering {
@@ -68,7 +79,8 @@ void register_gather_scatter_rules(LowerRuleTable& t);
 const LowerRule* find_lower_rule(const Primitive& prim);
 
 // Lowers `jaxpr`'s eqns with its constvars and invars bound to `args` (tensors); returns the
-// tensors of its outvars. Call-like eqns (jit, remat2, ...) are lowered inline, recursively.
+// tensors of its outvars. Call-like eqns (jit, remat2, ...) are lowered inline, recursively, but
+// for the repeated ones `state.outlined` names: those call a function of their body.
 std::vector<mlir::Value> lower_jaxpr_body(LoweringState& state, const Jaxpr& jaxpr,
                                           const std::vector<mlir::Value>& args);
 
@@ -80,10 +92,12 @@ mlir::OwningOpRef<mlir::ModuleOp> new_module(mlir::MLIRContext& ctx);
 // output into its buffer. `call_table` (i64) is the address of an array of RuntimeCall pointers,
 // indexed by the calls' positions in `calls` (shared by every function of the module); passing it
 // at run time keeps addresses out of the IR, so `cjax lower` prints the same module every time.
+// With `outlined`, the repeated calls it names become calls of private functions
+// `@body<N>(call_table, args...) -> results` on tensors, one per body.
 void lower_function(mlir::ModuleOp module, const Jaxpr& jaxpr,
                     std::vector<std::unique_ptr<RuntimeCall>>& calls, const std::string& where,
                     const std::string& name, DotPath dot_path = DotPath::by_size,
-                    bool memory_transfers = false);
+                    bool memory_transfers = false, OutlinedCalls* outlined = nullptr);
 
 // For each outvar, the position among (constvars, invars) of the input it returns unchanged, or
 // -1. Such outputs get no buffer in main's signature: the executable returns the input itself.

@@ -41,12 +41,17 @@ namespace {
 // scf.parallel nests. (Parsed into a module-anchored pass manager, so the pipeline is the module's
 // contents, without a builtin.module(...) wrapper.) eliminate-empty-tensors makes a loop whose
 // result is an output write the output's buffer instead of a fresh one that is then copied over.
+// Private functions (a repeated call's body, OutlinedCalls) take and return buffers of the
+// identity layout; a buffer one returns that it does not own is cloned (a copy, once
+// convert-bufferization-to-memref has run).
 const char* kToLoops =
     "canonicalize,"
     "eliminate-empty-tensors,"
-    "one-shot-bufferize{allow-return-allocs-from-loops},"
+    "one-shot-bufferize{allow-return-allocs-from-loops bufferize-function-boundaries "
+    "function-boundary-type-conversion=identity-layout-map},"
     "canonicalize,"
     "buffer-deallocation-pipeline,"
+    "convert-bufferization-to-memref,"
     "func.func(convert-linalg-to-parallel-loops)";
 
 // Then to the LLVM dialect. With `parallel`, the parallel loops left become async tasks over the

@@ -80,7 +80,7 @@ std::vector<GpuKernelModule> kernel_modules(mlir::ModuleOp module) {
 // The training-step pipeline's preparation (an offload policy's transfers kept), and long
 // reductions split into levels of kernels.
 Jaxpr prepare_for_gpu(const Jaxpr& jaxpr) {
-  return split_long_reductions(prepare_for_lowering(jaxpr, /*keep_memory_transfers=*/true));
+  return split_long_reductions(prepare_for_lowering(jaxpr, {.keep_memory_transfers = true}));
 }
 
 }  // namespace

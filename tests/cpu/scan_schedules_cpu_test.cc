@@ -28,8 +28,8 @@ Jaxpr rnn(const ScanSchedule& s, bool reverse) {
 }
 
 TEST_CASE("scan schedules compiled: the interpreter's gradient, forward and reversed") {
-  for (const ScanSchedule& s :
-       {scan_schedules::every_step(), scan_schedules::nested(2), scan_schedules::binomial(3)}) {
+  for (const ScanSchedule& s : {scan_schedules::every_step(), scan_schedules::nested(2),
+                                scan_schedules::binomial(3), scan_schedules::binomial(8)}) {
     for (bool reverse : {false, true}) {
       INFO(s.str() << (reverse ? ", reversed" : ""));
       const VjpResult r = vjp_jaxpr(rnn(s, reverse));
@@ -46,6 +46,47 @@ TEST_CASE("scan schedules compiled: the interpreter's gradient, forward and reve
       REQUIRE(bwd.size() == bwd_want.size());
       for (size_t i = 0; i < bwd.size(); ++i) test::require_close(bwd[i], bwd_want[i]);
     }
+  }
+}
+
+// The backward program of a 200-step binomial(4) schedule: its checkpointed ranges repeat.
+VjpResult binomial_gradient() {
+  auto loss = [&](const Array& a, const Array& h0) {
+    auto step = [&](const Array& h, const std::tuple<>&) {
+      return std::pair{h + 0.01 * (np::tanh(a * h) - 0.1 * h), std::tuple<>{}};
+    };
+    const ScanOptions options{.length = 200, .checkpoint = scan_schedules::binomial(4)};
+    return np::sum(scan(step, h0, std::tuple<>{}, options).first);
+  };
+  return vjp_jaxpr(make_jaxpr(loss)(ShapeDtype{DType::f32, {16}}, ShapeDtype{DType::f32, {16}}));
+}
+
+size_t count_of(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+TEST_CASE("scan schedules compiled: a repeated range is one function, called where it repeats") {
+  const VjpResult r = binomial_gradient();
+  const lower::CompileOptions inline_all{.outline_repeated_calls = false};
+  const std::string outlined = lower::lower_to_text(r.bwd, lower::Stage::mlir);
+  const std::string inlined = lower::lower_to_text(r.bwd, lower::Stage::mlir, "", inline_all);
+  INFO(count_of(outlined, "\n") << " lines outlined, " << count_of(inlined, "\n") << " inlined");
+  CHECK(count_of(inlined, "func.func private @body") == 0);
+  const size_t functions = count_of(outlined, "func.func private @body");
+  CHECK(functions > 0);
+  CHECK(count_of(outlined, "call @body") > functions);  // each called more than once
+  CHECK(count_of(outlined, "\n") * 2 < count_of(inlined, "\n"));
+
+  const auto fwd_out = runtime::eval_jaxpr(r.fwd, test::random_inputs(r.fwd, -1.0, 1.0, 3));
+  std::vector<runtime::Buffer> in(fwd_out.end() - ptrdiff_t(r.num_residuals), fwd_out.end());
+  in.push_back(runtime::Buffer::full(r.bwd.invars.back().aval(), 1.0));
+  const auto want = runtime::eval_jaxpr(r.bwd, in);
+  for (const lower::CompileOptions& options : {lower::CompileOptions{}, inline_all}) {
+    const auto got = lower::compile(r.bwd, "backward", options)->run(in);
+    REQUIRE(got.size() == want.size());
+    for (size_t i = 0; i < got.size(); ++i) test::require_close(got[i], want[i]);
   }
 }
 
