@@ -32,6 +32,7 @@ TracedFunction trace_flat(const std::vector<FlatTree>& flat_args,
       tracers.push_back(scope.new_arg(leaf.aval()));
     }
   FlatTree result = body(tracers);
+  for (const KeyPath& p : result.paths) debug->result_paths.push_back("result" + keystr(p));
   out.out_structure = result.structure;
   out.num_outputs = result.leaves.size();
   out.closed = scope.finish(result.leaves, std::move(debug));

@@ -160,6 +160,11 @@ Array astype(const Array& a, DType dtype, CJAX_LOC);
 Array pad(const Array& a, std::vector<std::pair<int64_t, int64_t>> pad_width,
           const Array& constant_values = 0, CJAX_LOC);
 Array pad(const Array& a, int64_t width, const Array& constant_values = 0, CJAX_LOC);
+// jnp.pad(a, pad_width, mode=mode, reflect_type=...): mode "constant" (with 0), "edge", "wrap",
+// "reflect" or "symmetric"; reflect_type "even" or "odd" (reflect and symmetric only). Slices,
+// flips and concatenations, as JAX builds them: they differentiate and compile as those do.
+Array pad(const Array& a, std::vector<std::pair<int64_t, int64_t>> pad_width, std::string_view mode,
+          std::string_view reflect_type = "even", CJAX_LOC);
 
 // ---- linear algebra
 // ----------------------------------------------------------------------------------- dot_general

@@ -1,6 +1,10 @@
-// jnp.pad in its constant mode (jax/_src/numpy/lax_numpy.py: pad, _pad_constant): JAX's
-// `jit[name=_pad]` over the array and the constant, with the widths as numpy ints.
+// jnp.pad (jax/_src/numpy/lax_numpy.py: pad and its _pad_* helpers): JAX's `jit[name=_pad]` over
+// the array and the constant (0 in the modes that read none). The constant mode is one `pad` eqn
+// with the widths as numpy ints; edge, wrap, reflect and symmetric are built axis by axis from
+// slices, `_flip`s (jnp.flip's jit over `rev`) and concatenations, eqn for eqn as JAX builds them.
 #include <fmt/format.h>
+
+#include <string>
 
 #include "cjax/bind.h"
 #include "cjax/lax.h"
@@ -42,6 +46,156 @@ Array pad(const Array& a, std::vector<std::pair<int64_t, int64_t>> pad_width,
 
 Array pad(const Array& a, int64_t width, const Array& constant_values, Loc src) {
   return pad(a, {{width, width}}, constant_values, src);
+}
+
+namespace {
+
+// lax.slice_in_dim(x, start, stop, axis=axis), with Python's negative indices and stop None (as
+// `stop` = the size).
+Array slice_in_dim(const Array& x, int64_t start, int64_t stop, int64_t axis, Loc src) {
+  const int64_t n = x.shape()[static_cast<size_t>(axis)];
+  if (start < 0) start += n;
+  if (stop < 0) stop += n;
+  std::vector<int64_t> starts(static_cast<size_t>(x.ndim()), 0), limits = x.shape();
+  starts[static_cast<size_t>(axis)] = start;
+  limits[static_cast<size_t>(axis)] = stop;
+  return lax::slice(x, starts, limits, std::vector<int64_t>(static_cast<size_t>(x.ndim()), 1), src);
+}
+
+Array concatenate_in_dim(const std::vector<Array>& parts, int64_t axis, Loc src) {
+  return parts.size() == 1 ? parts[0] : lax::concatenate(parts, axis, src);
+}
+
+// jnp.repeat(edge, k, axis) of a slice one wide: broadcast to k copies beside it, then merged.
+Array repeat_edge(const Array& edge, int64_t k, int64_t axis, Loc src) {
+  Shape wide = edge.shape();
+  wide.insert(wide.begin() + axis + 1, k);
+  std::vector<int64_t> dims;
+  for (int64_t d = 0; d < edge.ndim(); ++d) dims.push_back(d <= axis ? d : d + 1);
+  Shape merged = edge.shape();
+  merged[static_cast<size_t>(axis)] = k;
+  return lax::reshape(lax::broadcast_in_dim(edge, wide, dims, src), merged, std::nullopt, src);
+}
+
+void check_no_padding(const std::pair<int64_t, int64_t>& widths, std::string_view mode, Loc src) {
+  if (widths.first > 0 || widths.second > 0)
+    throw_type_error(src, fmt::format("pad: cannot apply '{}' padding to an empty axis", mode));
+}
+
+Array pad_edge(Array x, const std::vector<std::pair<int64_t, int64_t>>& widths, Loc src) {
+  for (int64_t i = 0; i < x.ndim(); ++i) {
+    const int64_t n = x.shape()[static_cast<size_t>(i)];
+    const auto [before, after] = widths[static_cast<size_t>(i)];
+    if (n == 0) {
+      check_no_padding(widths[static_cast<size_t>(i)], "edge", src);
+      continue;
+    }
+    const Array head = repeat_edge(slice_in_dim(x, 0, 1, i, src), before, i, src);
+    const Array tail = repeat_edge(slice_in_dim(x, n - 1, n, i, src), after, i, src);
+    x = lax::concatenate(std::vector<Array>{head, x, tail}, i, src);
+  }
+  return x;
+}
+
+Array pad_wrap(Array x, const std::vector<std::pair<int64_t, int64_t>>& widths, Loc src) {
+  for (int64_t i = 0; i < x.ndim(); ++i) {
+    const int64_t n = x.shape()[static_cast<size_t>(i)];
+    const auto [before, after] = widths[static_cast<size_t>(i)];
+    if (n == 0) {
+      check_no_padding(widths[static_cast<size_t>(i)], "wrap", src);
+      continue;
+    }
+    std::vector<Array> parts;
+    if (before % n > 0) parts.push_back(slice_in_dim(x, n - before % n, n, i, src));
+    parts.insert(parts.end(), static_cast<size_t>(before / n + after / n + 1), x);
+    if (after % n > 0) parts.push_back(slice_in_dim(x, 0, after % n, i, src));
+    x = concatenate_in_dim(parts, i, src);
+  }
+  return x;
+}
+
+// jnp.flip(x, axis): its own jit, traced once per axis and aval.
+Array flip(const Array& x, int64_t axis, Loc src) {
+  auto impl = [axis, src](std::span<const Array> args) -> std::vector<Array> {
+    return {lax::rev(args[0], {axis}, src)};
+  };
+  Array args[] = {x};
+  return detail::call_jitted("_flip", impl, args, src, fmt::format("axis={}", axis))[0];
+}
+
+// Reflect (mirrored about the edge element) or symmetric (the edge element repeated), taking
+// at most one mirror image per concatenation; "odd" reflects the values about the edge too.
+Array pad_mirrored(Array x, const std::vector<std::pair<int64_t, int64_t>>& widths,
+                   std::string_view mode, bool odd, Loc src) {
+  for (int64_t i = 0; i < x.ndim(); ++i) {
+    const int64_t n = x.shape()[static_cast<size_t>(i)];
+    const auto [before_width, after_width] = widths[static_cast<size_t>(i)];
+    if (n == 0) {
+      check_no_padding(widths[static_cast<size_t>(i)], mode, src);
+      continue;
+    }
+    if (before_width == 0 && after_width == 0) continue;
+    // A reflection skips the edge element, except of an axis one long.
+    const int64_t offset = mode == "reflect" && n > 1 ? 1 : 0;
+    auto build = [&](Array y, int64_t padding, bool before) {
+      Array edge =
+          before ? slice_in_dim(y, 0, 1, i, src) : slice_in_dim(y, -1, y.shape()[i], i, src);
+      while (padding > 0) {
+        const int64_t now = std::min(padding, n - offset);
+        padding -= now;
+        const int64_t size = y.shape()[static_cast<size_t>(i)];
+        Array part = before ? slice_in_dim(y, offset, offset + now, i, src)
+                            : slice_in_dim(y, -(now + offset),
+                                           mode == "symmetric" || n == 1 ? size : size - 1, i, src);
+        part = flip(part, i, src);
+        if (odd) {
+          part = subtract(multiply(2, edge, src), part, src);
+          if (n > 1) {
+            const int64_t m = part.shape()[static_cast<size_t>(i)];
+            edge = before ? slice_in_dim(part, 0, 1, i, src) : slice_in_dim(part, m - 1, m, i, src);
+          }
+        }
+        y = before ? lax::concatenate(std::vector<Array>{part, y}, i, src)
+                   : lax::concatenate(std::vector<Array>{y, part}, i, src);
+      }
+      return y;
+    };
+    x = build(x, before_width, true);
+    x = build(x, after_width, false);
+  }
+  return x;
+}
+
+}  // namespace
+
+Array pad(const Array& a, std::vector<std::pair<int64_t, int64_t>> pad_width, std::string_view mode,
+          std::string_view reflect_type, Loc src) {
+  if (mode == "constant") return pad(a, std::move(pad_width), 0, src);
+  if (mode != "edge" && mode != "wrap" && mode != "reflect" && mode != "symmetric")
+    throw UnsupportedError(location_prefix(src) +
+                           fmt::format("pad: unimplemented padding mode '{}' (cjax has "
+                                       "constant, edge, wrap, reflect and symmetric)",
+                                       mode));
+  if (reflect_type != "even" && reflect_type != "odd")
+    throw_type_error(
+        src, fmt::format("pad: reflect_type must be 'even' or 'odd', not '{}'", reflect_type));
+  if (pad_width.size() == 1 && a.ndim() != 1)
+    pad_width.assign(static_cast<size_t>(a.ndim()), pad_width[0]);
+  if (static_cast<int64_t>(pad_width.size()) != a.ndim())
+    throw_type_error(src, fmt::format("pad: {} (before, after) pairs for an array of {} "
+                                      "dimensions",
+                                      pad_width.size(), a.ndim()));
+  for (const auto& [lo, hi] : pad_width)
+    if (lo < 0 || hi < 0) throw_type_error(src, "pad: index can't contain negative values");
+  const bool odd = reflect_type == "odd";
+  auto impl = [=, m = std::string(mode)](std::span<const Array> args) -> std::vector<Array> {
+    if (m == "edge") return {pad_edge(args[0], pad_width, src)};
+    if (m == "wrap") return {pad_wrap(args[0], pad_width, src)};
+    return {pad_mirrored(args[0], pad_width, m, odd, src)};
+  };
+  // JAX passes the (unused) constant 0 to the jit in every mode.
+  Array args[] = {a, Array(0)};
+  return detail::call_jitted("_pad", impl, args, src)[0];
 }
 
 }  // namespace cjax::numpy

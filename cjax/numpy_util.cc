@@ -3,7 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <mutex>
 #include <set>
+#include <string>
+#include <unordered_map>
 
 #include "cjax/bind.h"
 #include "cjax/lax.h"
@@ -118,13 +121,54 @@ std::vector<Array> promote_args_numeric(std::string_view op, std::span<const Arr
   return promote_shapes(op, d, src);
 }
 
+namespace {
+
+// The bodies call_jitted traced with a static key, by (name, key, avals). Bounded: past
+// kMaxCached entries it starts afresh (a later call traces again, and prints unshared).
+class JitBodies {
+ public:
+  static constexpr size_t kMaxCached = 4096;
+  JaxprRef find(const std::string& key) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = bodies_.find(key);
+    return it == bodies_.end() ? nullptr : it->second;
+  }
+  void add(const std::string& key, JaxprRef body) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (bodies_.size() >= kMaxCached) bodies_.clear();
+    bodies_.emplace(key, std::move(body));
+  }
+
+ private:
+  std::mutex mutex_;
+  std::unordered_map<std::string, JaxprRef> bodies_;
+};
+
+JitBodies& jit_bodies() {
+  static JitBodies bodies;
+  return bodies;
+}
+
+}  // namespace
+
 std::vector<Array> call_jitted(std::string_view name,
                                const std::function<std::vector<Array>(std::span<const Array>)>& fn,
-                               std::span<const Array> args, const SourceInfo& src) {
+                               std::span<const Array> args, const SourceInfo& src,
+                               std::string_view static_key) {
   const Primitive* jit = find_primitive("jit");
   if (!is_tracing() || !jit || !jit->shape_rule) return fn(args);
   std::vector<ShapedArray> avals;
   for (const Array& a : args) avals.push_back(a.aval());
+  std::string cache_key;
+  if (!static_key.empty()) {
+    cache_key = fmt::format("{}|{}", name, static_key);
+    for (const ShapedArray& a : avals)
+      cache_key += fmt::format("|{}{}", a.str_short(), a.weak_type ? "w" : "");
+    if (JaxprRef body = jit_bodies().find(cache_key)) {
+      Params params{{"name", std::string(name)}, {"jaxpr", body}};
+      return cjax::bind(*jit, std::vector<Array>(args.begin(), args.end()), std::move(params), src);
+    }
+  }
   auto debug = std::make_shared<DebugInfo>();
   debug->function_name = std::string(name);
   ClosedTrace closed = trace_to_jaxpr(fn, avals, debug);
@@ -133,6 +177,8 @@ std::vector<Array> call_jitted(std::string_view name,
   convert_constvars(*inner);
   std::vector<Array> operands = closed.consts;
   operands.insert(operands.end(), args.begin(), args.end());
+  // A body with captured values is not shared: another call may capture others.
+  if (!cache_key.empty() && closed.consts.empty()) jit_bodies().add(cache_key, inner);
   Params params{{"name", std::string(name)}, {"jaxpr", JaxprRef(inner)}};
   return cjax::bind(*jit, operands, std::move(params), src);
 }

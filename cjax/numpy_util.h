@@ -38,9 +38,13 @@ Shape broadcast_shapes(std::string_view op, std::span<const Shape> shapes, const
 
 // JAX's `jit[name=...]` around `fn` while tracing (when the jit primitive exists); inline
 // otherwise. The args become the jit's operands.
+// With a `static_key` (what else than the operands' avals the traced body depends on, e.g. an
+// axis), the body is traced once per (name, key, avals) and every call shares that jaxpr, as
+// JAX's jit cache does: a program calling jnp.flip four times prints one `let _flip = ...`.
 std::vector<Array> call_jitted(std::string_view name,
                                const std::function<std::vector<Array>(std::span<const Array>)>& fn,
-                               std::span<const Array> args, const SourceInfo& src);
+                               std::span<const Array> args, const SourceInfo& src,
+                               std::string_view static_key = {});
 
 // Normalised, checked axes of a reduction (all axes for None).
 std::vector<int64_t> reduction_axes(std::string_view op, const Array& a, const Axis& axis,

@@ -103,6 +103,9 @@ struct ConstValue {
 struct DebugInfo {
   std::string function_name;
   std::vector<std::string> arg_names;
+  // JAX's result_paths: one per output leaf, "result" for a lone array, "result[1].W1" for the
+  // leaf `.W1` of a returned tuple's second element (empty when unknown, e.g. a parsed file).
+  std::vector<std::string> result_paths;
 };
 
 struct Jaxpr {

@@ -464,6 +464,21 @@ def model_ops():
     s.case("array_split", lambda: jaxpr(lambda a: jnp.array_split(a, 3, axis=1), m34))
     s.case("pad", lambda: jaxpr(lambda a: jnp.pad(a, ((1, 0), (2, 1))), m23))
     s.case("pad grad", lambda: jaxpr(jax.grad(lambda a: jnp.sum(jnp.pad(a, ((1, 0), (2, 1))) ** 2)), m23))
+    # The other modes, on jnp.arange(n) * 1.5 + 1: each jaxpr, then its value.
+    for title, shape, widths, mode, kw in [
+        ("pad edge", (3, 4), ((1, 2), (2, 1)), "edge", {}),
+        ("pad reflect, past the array's length", (3,), ((5, 4),), "reflect", {}),
+        ("pad reflect odd", (2, 3), ((0, 3), (4, 0)), "reflect", {"reflect_type": "odd"}),
+        ("pad reflect odd, one wide", (1,), ((2, 3),), "reflect", {"reflect_type": "odd"}),
+        ("pad symmetric", (3,), ((5, 4),), "symmetric", {}),
+        ("pad symmetric odd", (3, 4), ((1, 2), (2, 1)), "symmetric", {"reflect_type": "odd"}),
+        ("pad wrap", (3, 4), ((1, 2), (2, 1)), "wrap", {}),
+        ("pad wrap, no padding", (4,), ((0, 0),), "wrap", {}),
+    ]:
+        x = ar(*shape, scale=1.5, offset=1.0)
+        f = lambda a, w=widths, m=mode, k=kw: jnp.pad(a, w, mode=m, **k)
+        s.case(title, lambda f=f, x=x: jaxpr(f, x))
+        s.case(title + " value", lambda f=f, x=x: values(f(x)))
     s.case("cumsum cumprod", lambda: jaxpr(lambda a: (jnp.cumsum(a, axis=1), jnp.cumprod(a, axis=0)), m23))
     s.case("cumsum grad", lambda: jaxpr(jax.grad(lambda a: jnp.sum(jnp.cumsum(a, axis=1) ** 2)), m23))
     s.case("var std", lambda: jaxpr(lambda a: (jnp.var(a, axis=1), jnp.std(a)), m23))

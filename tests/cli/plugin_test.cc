@@ -44,6 +44,8 @@ TEST_CASE("cjax examples --plugin lists the functions a plugin registers") {
         "tree_loss       (params.layers[0].W:f32[3,3], params.layers[0].b:f32[3], "
         "params.layers[1].W:f32[3,3], params.layers[1].b:f32[3], params.scale:f32[], x:f32[3])  "
         "tanh layers of a parameter struct\n"
+        "tree_step       (params.layers[0].W:f32[3,3], params.layers[0].b:f32[3], "
+        "params.layers[1].W:f32[3,3], params.layers[1].b:f32[3], params.scale:f32[], x:f32[3])\n"
         "tree_bad_names  ()\n");
 }
 
@@ -105,6 +107,35 @@ TEST_CASE("a plugin function of a parameter struct: leaves named by path, inputs
   CHECK(named.err.find("registers 1 argument names for 2 example arguments") != std::string::npos);
 }
 
+TEST_CASE("cjax run names a returned struct's leaves by path, and --out writes them so") {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("cjax_tree_outputs_" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  auto r = run_cli("run -p " + good + " -f tree_step --inputs 1,0,2,0,3,1 --backend interpreter " +
+                   "--out " + dir.string());
+  REQUIRE(r.code == 0);
+  for (const char* line : {"out_0.layers[0].W: Array([[0.5, 0.5, 0.5],",
+                           "out_0.layers[1].b: Array([1., 1., 1.], dtype=float32)",
+                           "out_0.scale: Array(6., dtype=float32)", "out_1: Array("}) {
+    INFO(line);
+    CHECK(r.out.find(line) != std::string::npos);
+  }
+  for (const char* stem : {"out_0.layers_0_.W", "out_0.layers_0_.b", "out_0.layers_1_.W",
+                           "out_0.layers_1_.b", "out_0.scale", "out_1"}) {
+    INFO(stem);
+    CHECK(std::filesystem::exists(dir / (std::string(stem) + ".npy")));
+  }
+  // Written by path, read back by the same names: the updated layers feed the next step.
+  auto loss = run_cli(
+      "run -p " + good + " -f tree_loss --backend interpreter --inputs " +
+      (dir / "out_0.layers_0_.W.npy").string() + "," + (dir / "out_0.layers_0_.b.npy").string() +
+      "," + (dir / "out_0.layers_1_.W.npy").string() + "," +
+      (dir / "out_0.layers_1_.b.npy").string() + "," + (dir / "out_0.scale.npy").string() + ",1");
+  CHECK(loss.code == 0);
+  CHECK(loss.out.rfind("out: Array(", 0) == 0);
+  std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("a plugin's function is traced, differentiated and reported like an example") {
   auto res = run_cli("residuals --plugin " + good + " --function mlp_loss");
   REQUIRE(res.code == 0);
@@ -152,7 +183,7 @@ TEST_CASE("plugin errors name the plugin and what is wrong") {
   CHECK(no_fn.code == 2);
   CHECK(no_fn.err == "cjax: function lossy: plugin '" + good +
                          "' has no function 'lossy'; it registers: mlp_loss, scale_shift, "
-                         "lookup_loss, bad_specs, tree_loss, tree_bad_names\n");
+                         "lookup_loss, bad_specs, tree_loss, tree_step, tree_bad_names\n");
 
   auto old =
       run_cli("jaxpr --plugin " + plugin_path("cjax_test_plugin_old") + " --function mlp_loss");

@@ -4,7 +4,10 @@
 
 #include <cmath>
 
+#include <random>
+
 #include "cjax/api.h"
+#include "tests/frontend/compiler_test_util.h"
 #include "tests/golden/golden.h"
 
 namespace cjax {
@@ -194,4 +197,77 @@ TEST_CASE("lax.top_k prints as JAX's, keeps ties in order, differentiates and vm
 }
 
 }  // namespace top_k_test
+}  // namespace cjax
+
+namespace cjax {
+namespace pad_modes_test {
+
+namespace jnp = cjax::numpy;
+
+struct PadCase {
+  const char* title;  // in tests/golden/jax_0_11_2/model_ops.md
+  Shape shape;
+  std::vector<std::pair<int64_t, int64_t>> widths;
+  const char* mode;
+  const char* reflect_type;
+};
+
+const PadCase kPadCases[] = {
+    {"pad edge", {3, 4}, {{1, 2}, {2, 1}}, "edge", "even"},
+    {"pad reflect, past the array's length", {3}, {{5, 4}}, "reflect", "even"},
+    {"pad reflect odd", {2, 3}, {{0, 3}, {4, 0}}, "reflect", "odd"},
+    {"pad reflect odd, one wide", {1}, {{2, 3}}, "reflect", "odd"},
+    {"pad symmetric", {3}, {{5, 4}}, "symmetric", "even"},
+    {"pad symmetric odd", {3, 4}, {{1, 2}, {2, 1}}, "symmetric", "odd"},
+    {"pad wrap", {3, 4}, {{1, 2}, {2, 1}}, "wrap", "even"},
+    {"pad wrap, no padding", {4}, {{0, 0}}, "wrap", "even"},
+};
+
+TEST_CASE("jnp.pad's edge, reflect, symmetric and wrap modes print and pad as JAX's") {
+  for (const PadCase& c : kPadCases) {
+    INFO(c.title);
+    auto padded = [&](const Array& a) { return jnp::pad(a, c.widths, c.mode, c.reflect_type); };
+    CHECK(to_string(make_jaxpr(padded)(ShapeDtype{DType::f32, c.shape})) ==
+          golden::jax_case("model_ops.md", c.title));
+    int64_t n = 1;
+    for (int64_t d : c.shape) n *= d;
+    const Array x = jnp::reshape(jnp::arange(n).astype(DType::f32) * 1.5f + 1.0f, c.shape);
+    const std::vector<double> want =
+        golden::numbers(golden::jax_case("model_ops.md", std::string(c.title) + " value"));
+    const std::vector<float> got = padded(x).to_vector<float>();
+    REQUIRE(got.size() == want.size());
+    for (size_t i = 0; i < got.size(); ++i) CHECK(got[i] == float(want[i]));  // exact: copies
+  }
+}
+
+TEST_CASE("jnp.pad's modes differentiate as the finite differences say") {
+  std::mt19937 rng(11);
+  for (const PadCase& c : kPadCases) {
+    INFO(c.title);
+    const Array x = testing::random_f64(rng, c.shape);
+    const int64_t out_size = jnp::pad(x, c.widths, c.mode, c.reflect_type).size();
+    const Array w = jnp::cos(jnp::arange(out_size).astype(DType::f64));
+    auto loss = [&](const Array& a) {
+      return jnp::sum(jnp::ravel(jnp::pad(a, c.widths, c.mode, c.reflect_type)) * w);
+    };
+    const std::vector<double> g = grad(loss)(x).to_vector<double>();
+    const std::vector<double> fd = testing::numeric_grad(loss, x);
+    REQUIRE(g.size() == fd.size());
+    for (size_t i = 0; i < g.size(); ++i) CHECK(g[i] == Approx(fd[i]).margin(1e-6));
+  }
+}
+
+TEST_CASE("jnp.pad's modes refuse what JAX refuses, naming the mode") {
+  const Array x = jnp::ones({2, 3});
+  CHECK_THROWS_WITH(jnp::pad(x, {{1, 1}}, "median"),
+                    Catch::Contains("unimplemented padding mode 'median'"));
+  CHECK_THROWS_WITH(jnp::pad(x, {{1, 1}}, "reflect", "sideways"),
+                    Catch::Contains("reflect_type must be 'even' or 'odd'"));
+  CHECK_THROWS_WITH(jnp::pad(jnp::ones({0, 3}), {{1, 0}, {0, 0}}, "wrap"),
+                    Catch::Contains("cannot apply 'wrap' padding to an empty axis"));
+  CHECK(jnp::pad(x, {{1, 1}}, "constant").to_vector<float>() ==
+        jnp::pad(x, {{1, 1}}).to_vector<float>());
+}
+
+}  // namespace pad_modes_test
 }  // namespace cjax

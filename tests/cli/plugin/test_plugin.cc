@@ -52,6 +52,18 @@ Params example_params() {
   return p;
 }
 
+// A step returning the parameters updated and the loss: `cjax run` names its outputs by path,
+// out_0.layers[0].W ... out_0.scale, out_1.
+std::tuple<Params, cjax::Array> tree_step(const Params& p, const cjax::Array& x) {
+  Params next = p;
+  for (Layer& l : next.layers) {
+    l.W = l.W * 0.5;
+    l.b = l.b + 1.0;
+  }
+  next.scale = p.scale * 2.0;
+  return {next, tree_loss(p, x)};
+}
+
 }  // namespace
 
 CJAX_REGISTER_FUNCTION_DESCRIBED("mlp_loss", mlp_loss, "f32[3,4], f32[2,3], f32[4]", "W1, W2, x",
@@ -64,6 +76,9 @@ CJAX_REGISTER_TREE_FUNCTION_DESCRIBED(
     "tree_loss", tree_loss, "params, x", "tanh layers of a parameter struct", [] {
       return std::tuple{example_params(), cjax::ShapeDtype{cjax::DType::f32, {3}}};
     });
+CJAX_REGISTER_TREE_FUNCTION("tree_step", tree_step, "params, x", [] {
+  return std::tuple{example_params(), cjax::ShapeDtype{cjax::DType::f32, {3}}};
+});
 // Example arguments named wrongly: tracing it fails with a clear error, loading does not.
 CJAX_REGISTER_TREE_FUNCTION("tree_bad_names", tree_loss, "params", [] {
   return std::tuple{example_params(), cjax::ShapeDtype{cjax::DType::f32, {3}}};
