@@ -14,10 +14,11 @@
 #include "passes/lax/lax.h"
 
 namespace cjax::numpy {
+namespace {
 
-Array pad(const Array& a, std::vector<std::pair<int64_t, int64_t>> pad_width,
-          const Array& constant_values, Loc src) {
-  // _broadcast_to_pairs: one pair stands for every axis.
+// One (before, after) pair per axis, none negative; one pair stands for every axis (JAX's
+// _broadcast_to_pairs).
+void check_widths(const Array& a, std::vector<std::pair<int64_t, int64_t>>& pad_width, Loc src) {
   if (pad_width.size() == 1 && a.ndim() != 1)
     pad_width.assign(static_cast<size_t>(a.ndim()), pad_width[0]);
   if (static_cast<int64_t>(pad_width.size()) != a.ndim())
@@ -26,6 +27,13 @@ Array pad(const Array& a, std::vector<std::pair<int64_t, int64_t>> pad_width,
                                       pad_width.size(), a.ndim()));
   for (const auto& [lo, hi] : pad_width)
     if (lo < 0 || hi < 0) throw_type_error(src, "pad: index can't contain negative values");
+}
+
+}  // namespace
+
+Array pad(const Array& a, std::vector<std::pair<int64_t, int64_t>> pad_width,
+          const Array& constant_values, Loc src) {
+  check_widths(a, pad_width, src);
   if (constant_values.ndim() != 0)
     throw UnsupportedError(location_prefix(src) +
                            "pad: constant_values must be a scalar (per-axis values are not "
@@ -179,14 +187,7 @@ Array pad(const Array& a, std::vector<std::pair<int64_t, int64_t>> pad_width, st
   if (reflect_type != "even" && reflect_type != "odd")
     throw_type_error(
         src, fmt::format("pad: reflect_type must be 'even' or 'odd', not '{}'", reflect_type));
-  if (pad_width.size() == 1 && a.ndim() != 1)
-    pad_width.assign(static_cast<size_t>(a.ndim()), pad_width[0]);
-  if (static_cast<int64_t>(pad_width.size()) != a.ndim())
-    throw_type_error(src, fmt::format("pad: {} (before, after) pairs for an array of {} "
-                                      "dimensions",
-                                      pad_width.size(), a.ndim()));
-  for (const auto& [lo, hi] : pad_width)
-    if (lo < 0 || hi < 0) throw_type_error(src, "pad: index can't contain negative values");
+  check_widths(a, pad_width, src);
   const bool odd = reflect_type == "odd";
   auto impl = [=, m = std::string(mode)](std::span<const Array> args) -> std::vector<Array> {
     if (m == "edge") return {pad_edge(args[0], pad_width, src)};
