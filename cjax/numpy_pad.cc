@@ -85,19 +85,21 @@ Array repeat_edge(const Array& edge, int64_t k, int64_t axis, Loc src) {
   return lax::reshape(lax::broadcast_in_dim(edge, wide, dims, src), merged, std::nullopt, src);
 }
 
-void check_no_padding(const std::pair<int64_t, int64_t>& widths, std::string_view mode, Loc src) {
-  if (widths.first > 0 || widths.second > 0)
+// Whether axis i of x is empty, and so left alone: refused if it is to be padded.
+bool empty_axis(const Array& x, int64_t i, const std::vector<std::pair<int64_t, int64_t>>& widths,
+                std::string_view mode, Loc src) {
+  if (x.shape()[static_cast<size_t>(i)] != 0) return false;
+  const auto [before, after] = widths[static_cast<size_t>(i)];
+  if (before > 0 || after > 0)
     throw_type_error(src, fmt::format("pad: cannot apply '{}' padding to an empty axis", mode));
+  return true;
 }
 
 Array pad_edge(Array x, const std::vector<std::pair<int64_t, int64_t>>& widths, Loc src) {
   for (int64_t i = 0; i < x.ndim(); ++i) {
+    if (empty_axis(x, i, widths, "edge", src)) continue;
     const int64_t n = x.shape()[static_cast<size_t>(i)];
     const auto [before, after] = widths[static_cast<size_t>(i)];
-    if (n == 0) {
-      check_no_padding(widths[static_cast<size_t>(i)], "edge", src);
-      continue;
-    }
     const Array head = repeat_edge(slice_in_dim(x, 0, 1, i, src), before, i, src);
     const Array tail = repeat_edge(slice_in_dim(x, n - 1, n, i, src), after, i, src);
     x = lax::concatenate(std::vector<Array>{head, x, tail}, i, src);
@@ -107,12 +109,9 @@ Array pad_edge(Array x, const std::vector<std::pair<int64_t, int64_t>>& widths, 
 
 Array pad_wrap(Array x, const std::vector<std::pair<int64_t, int64_t>>& widths, Loc src) {
   for (int64_t i = 0; i < x.ndim(); ++i) {
+    if (empty_axis(x, i, widths, "wrap", src)) continue;
     const int64_t n = x.shape()[static_cast<size_t>(i)];
     const auto [before, after] = widths[static_cast<size_t>(i)];
-    if (n == 0) {
-      check_no_padding(widths[static_cast<size_t>(i)], "wrap", src);
-      continue;
-    }
     std::vector<Array> parts;
     if (before % n > 0) parts.push_back(slice_in_dim(x, n - before % n, n, i, src));
     parts.insert(parts.end(), static_cast<size_t>(before / n + after / n + 1), x);
@@ -136,12 +135,9 @@ Array flip(const Array& x, int64_t axis, Loc src) {
 Array pad_mirrored(Array x, const std::vector<std::pair<int64_t, int64_t>>& widths,
                    std::string_view mode, bool odd, Loc src) {
   for (int64_t i = 0; i < x.ndim(); ++i) {
+    if (empty_axis(x, i, widths, mode, src)) continue;
     const int64_t n = x.shape()[static_cast<size_t>(i)];
     const auto [before_width, after_width] = widths[static_cast<size_t>(i)];
-    if (n == 0) {
-      check_no_padding(widths[static_cast<size_t>(i)], mode, src);
-      continue;
-    }
     if (before_width == 0 && after_width == 0) continue;
     // A reflection skips the edge element, except of an axis one long.
     const int64_t offset = mode == "reflect" && n > 1 ? 1 : 0;
