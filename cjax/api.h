@@ -28,6 +28,7 @@
 #include "cjax/pytree.h"
 #include "cjax/random.h"
 #include "cjax/residual_report.h"
+#include "cjax/shard_map.h"
 #include "cjax/trace.h"
 #include "cjax/vmap.h"
 #include "ir/dtype.h"

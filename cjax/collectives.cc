@@ -2,11 +2,11 @@
 
 #include <fmt/format.h>
 
-#include "cjax/axis_env.h"
 #include "cjax/bind.h"
 #include "cjax/lax.h"
 #include "cjax/operators.h"
 #include "cjax/trace_emitter.h"
+#include "ir/axis_env.h"
 #include "ir/errors.h"
 #include "passes/lax/collectives.h"
 
@@ -80,6 +80,45 @@ Array psum_scatter(const Array& x, const AxisNames& axis_name, int64_t scatter_d
   TraceEmitter e(src);
   return lax_ops::psum_scatter(e, x, lax_ops::collective_axes(axis_name.names()), size,
                                scatter_dimension, tiled);
+}
+
+Array ppermute(const Array& x, const AxisNames& axis_name,
+               const std::vector<std::pair<int64_t, int64_t>>& perm, SourceInfo src) {
+  const int64_t size = axis_size(axis_name, src);
+  for (const auto& [from, to] : perm)
+    if (from < 0 || to < 0 || from >= size || to >= size)
+      throw UsageError(fmt::format("{}ppermute: the pair ({}, {}) is outside the axis of size {}",
+                                   location_prefix(src), from, to, size));
+  TraceEmitter e(src);
+  return lax_ops::ppermute(e, x, lax_ops::collective_axes(axis_name.names()),
+                           lax_ops::perm_param(perm));
+}
+
+Array all_to_all(const Array& x, const std::string& axis_name, int64_t split_axis,
+                 int64_t concat_axis, bool tiled, SourceInfo src) {
+  const int64_t size = bound_size(axis_name, src);
+  int64_t split = canonicalize_axis(split_axis, x.ndim(), "all_to_all", src);
+  int64_t concat = canonicalize_axis(concat_axis, x.ndim(), "all_to_all", src);
+  const int64_t n = x.shape()[size_t(split)];
+  if (tiled && n % size != 0)
+    throw_type_error(src, fmt::format("all_to_all: the size of the split axis ({}) has to be "
+                                      "divisible by the size of the named axis {} ({})",
+                                      n, axis_name, size));
+  if (!tiled && n != size)
+    throw_type_error(src, fmt::format("all_to_all: the size of the mapped axis {} ({}) must "
+                                      "equal the size of the split axis ({})",
+                                      axis_name, size, n));
+  Array y = x;
+  if (!tiled && split < concat) {  // concat_axis counts positions after split_axis is removed
+    ++concat;
+    y = expand_dims(y, {concat}, src);
+  } else if (!tiled && concat < split) {
+    y = expand_dims(y, {concat}, src);
+    ++split;
+  }
+  TraceEmitter e(src);
+  Array r = lax_ops::all_to_all(e, y, axis_name, split, concat, tiled);
+  return !tiled && split != concat ? squeeze(r, {split}, src) : r;
 }
 
 }  // namespace cjax::lax

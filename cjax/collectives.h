@@ -14,6 +14,7 @@
 #include <initializer_list>
 #include <source_location>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cjax/array.h"
@@ -55,5 +56,18 @@ Array all_gather(const Array& x, const AxisNames& axis_name, int64_t axis = 0, b
 // dimension, whose size must be the axis size (tiled: a block of size / axis size).
 Array psum_scatter(const Array& x, const AxisNames& axis_name, int64_t scatter_dimension = 0,
                    bool tiled = false, SourceInfo src = std::source_location::current());
+
+// Member src's x goes to member dst for each pair (src, dst); a member no pair sends to gets
+// zeros. Sources are distinct, and so are destinations (lax.ppermute).
+Array ppermute(const Array& x, const AxisNames& axis_name,
+               const std::vector<std::pair<int64_t, int64_t>>& perm,
+               SourceInfo src = std::source_location::current());
+// Each member cuts x along split_axis into one block per member, sends block j to member j, and
+// concatenates the blocks it receives along concat_axis (lax.all_to_all). Not tiled, the split
+// axis's size must be the axis size and the blocks lose it; tiled, it must divide by the axis
+// size and the received blocks are joined along concat_axis.
+Array all_to_all(const Array& x, const std::string& axis_name, int64_t split_axis,
+                 int64_t concat_axis, bool tiled = false,
+                 SourceInfo src = std::source_location::current());
 
 }  // namespace cjax::lax

@@ -7,8 +7,8 @@
 #include <cstdlib>
 
 #include "cjax/array_impl.h"
-#include "cjax/axis_env.h"
 #include "cjax/eval_jaxpr.h"
+#include "ir/axis_env.h"
 #include "ir/errors.h"
 #include "runtime/threefry.h"
 

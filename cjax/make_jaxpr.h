@@ -20,9 +20,9 @@
 #include <vector>
 
 #include "cjax/array.h"
-#include "cjax/axis_env.h"
 #include "cjax/pytree.h"
 #include "cjax/trace.h"
+#include "ir/axis_env.h"
 #include "ir/jaxpr.h"
 
 namespace cjax {

@@ -25,8 +25,8 @@
 #include <vector>
 
 #include "cjax/autodiff_api.h"
-#include "cjax/axis_env.h"
 #include "cjax/collectives.h"
+#include "ir/axis_env.h"
 #include "passes/batching.h"
 
 namespace cjax {

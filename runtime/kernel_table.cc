@@ -32,6 +32,7 @@ class Table final : public KernelRegistry {
     register_identity_kernels(*this);
     register_control_flow_kernels(*this);
     register_random_kernels(*this);
+    register_collective_kernels(*this);
   }
 
   void add(std::string_view name, Kernel k, OutputMode mode) override {

@@ -9,6 +9,7 @@ packages=(
   llvm-19-dev libmlir-19-dev mlir-19-tools
   clang-19 libclang-rt-19-dev valgrind  # fuzz/ (libFuzzer) and scripts/leak-check.sh --valgrind
   libplplot-dev  # `cjax memory --plot` (PLplot's SVG driver)
+  libopenmpi-dev openmpi-bin  # collectives between processes (runtime/distributed.h, tests/mpi)
 )
 
 missing=()

@@ -4,6 +4,7 @@
 
 #include <exception>
 
+#include "ir/axis_env.h"
 #include "ir/lax_params.h"
 #include "ir/parse/jaxpr_parser.h"
 #include "ir/rules/registry.h"
@@ -87,6 +88,26 @@ void add_params_implied_by_binders(EqnDraft& d) {
   }
 }
 
+// all_to_all over one unbound name: its size is how much the concat axis grew.
+std::optional<AxisEnvScope> bind_implied_axis(const EqnDraft& d) {
+  const ParamValue* name = d.params.find("axis_name");
+  const ParamValue* concat = d.params.find("concat_axis");
+  if (!name || !concat || !concat->is<int64_t>()) return std::nullopt;
+  std::string axis;
+  if (name->is<std::string>()) axis = name->as<std::string>();
+  if (name->is<ParamTuple>() && name->as<ParamTuple>().items.size() == 1 &&
+      name->as<ParamTuple>().items[0].is<std::string>())
+    axis = name->as<ParamTuple>().items[0].as<std::string>();
+  if (axis.empty() || bound_axis_size(axis)) return std::nullopt;
+  const Shape& in = d.inputs[0].aval().shape;
+  const Shape& out = d.outs[0].aval.shape;
+  const int64_t c = concat->as<int64_t>();
+  if (c < 0 || size_t(c) >= in.size() || in.size() != out.size() || in[size_t(c)] == 0 ||
+      out[size_t(c)] % in[size_t(c)] != 0)
+    return std::nullopt;
+  return std::optional<AxisEnvScope>(std::in_place, axis, out[size_t(c)] / in[size_t(c)]);
+}
+
 }  // namespace
 
 Eqn JaxprParser::finish_eqn(EqnDraft& d) {
@@ -161,6 +182,13 @@ Eqn JaxprParser::finish_eqn(EqnDraft& d) {
     }
     return std::nullopt;
   };
+  // all_to_all's rule reads its axis size from the axis environment, which a parsed jaxpr lacks
+  // (a shard_map's mesh comes after its body in the params): an unbound axis takes the size
+  // the printed types imply.
+  const std::optional<AxisEnvScope> implied_axis =
+      known && name == "all_to_all" && d.inputs.size() == 1 && d.outs.size() == 1
+          ? bind_implied_axis(d)
+          : std::optional<AxisEnvScope>();
   if (known) {
     std::optional<std::string> error = check();
     if (error && suggested != fallback) {  // e.g. index operands of an untyped era

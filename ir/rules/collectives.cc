@@ -1,15 +1,19 @@
 // Collectives over named axes (jax/_src/lax/parallel.py): psum, pmax, pmin (all-reduce over named
 // axes and, once vmap has turned a named axis into an array axis, positional ones), axis_index,
-// all_gather and reduce_scatter (psum_scatter). A named axis is bound by an enclosing vmap's
-// axis_name (and, with the distributed back end, by a process mesh); the shape rules need only
-// the params: all_gather and reduce_scatter carry the axis size.
+// all_gather and reduce_scatter (psum_scatter), ppermute, all_to_all, and shard_map, which binds
+// its mesh's axes for the collectives of its body. A named axis is bound by an enclosing vmap's
+// axis_name or by a shard_map's mesh; all_gather and reduce_scatter carry the axis size in their
+// params, all_to_all reads it from the axis environment (ir/axis_env.h), as JAX's rule does.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <set>
 
+#include "ir/axis_env.h"
+#include "ir/jaxpr.h"
 #include "ir/rules/rule_util.h"
 #include "ir/rules/table.h"
+#include "ir/sharding.h"
 
 namespace cjax {
 namespace {
@@ -130,6 +134,100 @@ AvalList reduce_scatter_rule(Avals in, const Params& params) {
   return {ShapedArray(in[0].dtype, std::move(shape), in[0].weak_type)};
 }
 
+// ppermute[axis_name perm]: member src's operand goes to member dst for each (src, dst) of perm
+// (a member no pair sends to gets zeros). The sources are distinct, and so are the destinations.
+AvalList ppermute_rule(Avals in, const Params& params) {
+  expect_arity("ppermute", in, 1);
+  expect_dtype("ppermute", in, 0, kAny);
+  tuple_param("ppermute", params, "axis_name");
+  std::set<int64_t> srcs, dsts;
+  for (const ParamValue& pair : tuple_param("ppermute", params, "perm")) {
+    std::optional<std::vector<int64_t>> sd = as_ints(pair);
+    if (!sd || sd->size() != 2)
+      fail("ppermute", "each entry of perm must be a pair (source, destination)");
+    if ((*sd)[0] < 0 || (*sd)[1] < 0)
+      fail("ppermute", fmt::format("perm has a negative index in {}", ints_str(*sd)));
+    if (!srcs.insert((*sd)[0]).second || !dsts.insert((*sd)[1]).second)
+      fail("ppermute", "ppermute sources and destinations must be unique");
+  }
+  return {in[0]};
+}
+
+// all_to_all[axis_index_groups axis_name concat_axis split_axis tiled]: each member cuts its
+// operand into axis-size blocks along split_axis, sends block j to member j, and concatenates what
+// it receives along concat_axis (lax.all_to_all adds and removes a unit axis around it when not
+// tiled). The axis size comes from the axis environment, as in JAX's abstract eval.
+AvalList all_to_all_rule(Avals in, const Params& params) {
+  expect_arity("all_to_all", in, 1);
+  expect_dtype("all_to_all", in, 0, kAny);
+  expect_no_groups("all_to_all", params);
+  bool_param("all_to_all", params, "tiled");
+  const ParamValue& names = param("all_to_all", params, "axis_name");
+  std::vector<std::string> axes;
+  if (names.is<std::string>()) axes.push_back(names.as<std::string>());
+  if (names.is<ParamTuple>())
+    for (const ParamValue& n : names.as<ParamTuple>().items)
+      if (n.is<std::string>()) axes.push_back(n.as<std::string>());
+  if (axes.empty()) fail("all_to_all", "param 'axis_name' must name an axis");
+  int64_t n = 1;
+  for (const std::string& a : axes) {
+    std::optional<int64_t> size = bound_axis_size(a);
+    if (!size) fail("all_to_all", fmt::format("unbound axis name: {}", a));
+    if (*size < 1 || __builtin_mul_overflow(n, *size, &n))
+      fail("all_to_all", fmt::format("the axis {} has size {}", a, *size));
+  }
+  const int64_t split = int_param("all_to_all", params, "split_axis");
+  const int64_t concat = int_param("all_to_all", params, "concat_axis");
+  check_axis("all_to_all", "split_axis", split, in[0].rank(), in);
+  check_axis("all_to_all", "concat_axis", concat, in[0].rank(), in);
+  Shape shape = in[0].shape;
+  if (shape[size_t(split)] % n != 0)
+    fail_got("all_to_all",
+             fmt::format("the split axis {} has size {}, which the axis size {} does not divide",
+                         split, shape[size_t(split)], n),
+             in);
+  shape[size_t(split)] /= n;
+  shape[size_t(concat)] *= n;
+  return {ShapedArray(in[0].dtype, std::move(shape), in[0].weak_type)};
+}
+
+// shard_map[check_vma in_specs jaxpr mesh newly_manual_axes out_specs]: the body runs on every
+// device's block of the operands (the mesh's axes bound for its collectives); its results, blocks
+// under out_specs, make the outputs.
+AvalList shard_map_rule(Avals in, const Params& params) {
+  const Jaxpr& body = jaxpr_param("shard_map", params, "jaxpr");
+  const MeshAxes mesh = mesh_from_param(param("shard_map", params, "mesh"));
+  const std::vector<PartitionSpec> in_specs =
+      specs_from_param(param("shard_map", params, "in_specs"), "in_specs");
+  const std::vector<PartitionSpec> out_specs =
+      specs_from_param(param("shard_map", params, "out_specs"), "out_specs");
+  bool_param("shard_map", params, "check_vma");  // the types are the same either way
+  if (in_specs.size() != in.size() || body.invars.size() != in.size())
+    fail_got("shard_map",
+             fmt::format("{} in_specs and a body of {} inputs for {} operands", in_specs.size(),
+                         body.invars.size(), in.size()),
+             in);
+  if (out_specs.size() != body.outvars.size())
+    fail("shard_map", fmt::format("{} out_specs for a body of {} outputs", out_specs.size(),
+                                  body.outvars.size()));
+  for (size_t i = 0; i < in.size(); ++i) {
+    const Shape local = local_shape(in[i].shape, in_specs[i], mesh, "shard_map");
+    const ShapedArray& inner = body.invars[i].aval();
+    if (inner.dtype != in[i].dtype || inner.shape != local)
+      fail_got("shard_map",
+               fmt::format("operand {} is split by {} into blocks of shape {}, but the body "
+                           "takes {}",
+                           i, in_specs[i].repr(), shape_str(local), inner.str_short()),
+               in);
+  }
+  AvalList out;
+  for (size_t i = 0; i < body.outvars.size(); ++i) {
+    const ShapedArray& inner = body.outvars[i].aval();
+    out.emplace_back(inner.dtype, global_shape(inner.shape, out_specs[i], mesh, "shard_map"));
+  }
+  return out;
+}
+
 }  // namespace
 
 void register_collectives(PrimitiveTable& table) {
@@ -139,6 +237,9 @@ void register_collectives(PrimitiveTable& table) {
   table.add(moves_data(make_primitive("axis_index", axis_index_rule)));
   table.add(moves_data(make_primitive("all_gather", all_gather_rule)));
   table.add(reads_each_input_once(make_primitive("reduce_scatter", reduce_scatter_rule)));
+  table.add(moves_data(make_primitive("ppermute", ppermute_rule)));
+  table.add(moves_data(make_primitive("all_to_all", all_to_all_rule)));
+  table.add(make_primitive("shard_map", shard_map_rule));
 }
 
 }  // namespace cjax

@@ -2,13 +2,16 @@
 
 #include <fmt/format.h>
 
+#include <memory>
 #include <string>
 #include <unordered_set>
 
+#include "ir/axis_env.h"
 #include "ir/errors.h"
 #include "ir/primitive.h"
 #include "ir/print/printer.h"
 #include "ir/rules/registry.h"
+#include "ir/sharding.h"
 
 namespace cjax {
 namespace {
@@ -103,8 +106,19 @@ class Verifier {
         throw Failure{"", fmt::format("input {} ({}) is used before it is defined", k, describe(v)),
                       ""};
     }
-    // Nested jaxprs are closed: each is checked in a scope of its own.
+    // Nested jaxprs are closed: each is checked in a scope of its own. A shard_map's body sees
+    // its mesh's axes (all_to_all's shape rule reads their sizes).
+    std::vector<std::unique_ptr<AxisEnvScope>> mesh_axes;
+    if (e.prim->name == "shard_map" && e.params.has("mesh")) {
+      try {
+        const MeshAxes mesh = mesh_from_param(e.params.at("mesh"));
+        for (size_t i = 0; i < mesh.names.size(); ++i)
+          mesh_axes.push_back(std::make_unique<AxisEnvScope>(mesh.names[i], mesh.sizes[i]));
+      } catch (const Error&) {  // a malformed mesh: the shape rule below says so
+      }
+    }
     for (const auto& [key, value] : e.params) nested(value, key);
+    mesh_axes.clear();
     if (!e.prim->opaque && e.prim->shape_rule) check_types(e);
     for (size_t k = 0; k < e.outputs.size(); ++k) {
       const Var& v = e.outputs[k];

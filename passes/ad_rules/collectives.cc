@@ -1,8 +1,9 @@
 // Autodiff rules of the collectives (jax/_src/lax/parallel.py): psum, all_gather and
 // reduce_scatter are linear. psum's transpose broadcasts the cotangent back over the positional
 // axes and psums it over the named ones (psum is psum + broadcast to every member); all_gather
-// and reduce_scatter transpose to each other. pmax and pmin have no rule (no derivative, as in
-// JAX: the jvp pass says so, naming them); axis_index has no operands.
+// and reduce_scatter transpose to each other; ppermute transposes to the inverse permutation and
+// all_to_all to the all_to_all that swaps its split and concat axes. pmax and pmin have no rule (no
+// derivative, as in JAX: the jvp pass says so, naming them); axis_index has no operands.
 #include <algorithm>
 
 #include "passes/ad_rules/helpers.h"
@@ -57,12 +58,27 @@ std::vector<Cotangent> reduce_scatter_transpose(const TransposeRuleArgs& a) {
                      p.get_int("scatter_dimension"), p.get_bool("tiled"))};
 }
 
+std::vector<Cotangent> ppermute_transpose(const TransposeRuleArgs& a) {
+  const Params& p = a.eqn.params;
+  std::vector<std::pair<int64_t, int64_t>> inverse;
+  for (const auto& [src, dst] : perm_of(p.at("perm"))) inverse.emplace_back(dst, src);
+  return {ppermute(a.b, *a.cts[0], p.at("axis_name"), perm_param(inverse))};
+}
+
+std::vector<Cotangent> all_to_all_transpose(const TransposeRuleArgs& a) {
+  const Params& p = a.eqn.params;
+  return {all_to_all(a.b, *a.cts[0], p.at("axis_name"), p.get_int("concat_axis"),
+                     p.get_int("split_axis"), p.get_bool("tiled"))};
+}
+
 }  // namespace
 
 void register_collective_ad_rules() {
   ad::deflinear("psum", psum_transpose);
   ad::deflinear("all_gather", all_gather_transpose);
   ad::deflinear("reduce_scatter", reduce_scatter_transpose);
+  ad::deflinear("ppermute", ppermute_transpose);
+  ad::deflinear("all_to_all", all_to_all_transpose);
 }
 
 }  // namespace cjax

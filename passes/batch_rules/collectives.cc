@@ -186,6 +186,102 @@ BatchedOutputs reduce_scatter(const BatchRuleArgs& a) {
   return {{y}, {dim}};
 }
 
+// ppermute over our axis: destination j of the batch takes source i's slice (zeros where no pair
+// sends to j). JAX takes the slices with a gather of constant indices and allows only full
+// permutations; this concatenates slices, which also covers partial ones. Over another axis it
+// is elementwise across the batch.
+BatchedOutputs ppermute(const BatchRuleArgs& a) {
+  const Params& p = a.eqn.params;
+  if (!names(names_in(p, "axis_name"), a.axis.name)) {
+    std::vector<Atom> outs = a.b.bind(*a.eqn.prim, {a.args[0]}, p);
+    return {outs, {a.dims[0]}};
+  }
+  expect_only_ours(a);
+  if (!a.dims[0]) {  // every member holds the same value: a broadcast across the batch
+    const Atom xs[] = {broadcast(a.b, a.args[0], a.axis.size, 0)};
+    const BatchDim ds[] = {BatchDim(0)};
+    return ppermute(BatchRuleArgs{a.b, a.eqn, xs, ds, a.axis});
+  }
+  const int64_t d = *a.dims[0];
+  std::vector<std::optional<int64_t>> source(size_t(a.axis.size));
+  for (const auto& [src, dst] : lax_ops::perm_of(p.at("perm"))) {
+    if (src >= a.axis.size || dst >= a.axis.size)
+      throw UnsupportedError(
+          fmt::format("vmap: ppermute pair ({}, {}) is outside the axis '{}' "
+                      "of size {} (from {})",
+                      src, dst, a.axis.name, a.axis.size, a.eqn.source.summarize()));
+    source[size_t(dst)] = src;
+  }
+  const ShapedArray& aval = a.args[0].aval();
+  std::vector<Atom> slices;
+  for (const std::optional<int64_t>& src : source) {
+    Shape start(aval.shape.size(), 0), limit = aval.shape;
+    if (src) {
+      start[size_t(d)] = *src;
+      limit[size_t(d)] = *src + 1;
+      slices.push_back(lax_ops::slice(a.b, a.args[0], start, limit));
+    } else {
+      Shape one = aval.shape;
+      one[size_t(d)] = 1;
+      slices.push_back(lax_ops::zeros_like_aval(a.b, ShapedArray(aval.dtype, one)));
+    }
+  }
+  return {{lax_ops::concatenate(a.b, slices, d)}, {d}};
+}
+
+// all_to_all over our axis: member i's block j of the split axis becomes member j's i-th part of
+// the concat axis. With the batch axis first and the split axis cut into (members, block), that
+// is a transpose moving the members-of-blocks axis to the batch position and the batch axis in
+// front of the concat axis, then a reshape joining it to that axis. Over another axis, the split
+// and concat axes skip the batch axis.
+BatchedOutputs all_to_all(const BatchRuleArgs& a) {
+  const Params& p = a.eqn.params;
+  int64_t split = p.get_int("split_axis"), concat = p.get_int("concat_axis");
+  if (!names(names_in(p, "axis_name"), a.axis.name)) {
+    const int64_t d = *a.dims[0];
+    if (d <= split) ++split;
+    if (d <= concat) ++concat;
+    Params q = with_param(with_param(p, "split_axis", split), "concat_axis", concat);
+    return {a.b.bind(*a.eqn.prim, {a.args[0]}, q), {d}};
+  }
+  unsupported_groups(a);
+  const int64_t n = a.axis.size;
+  Atom x = a.dims[0] ? moveaxis(a.b, a.args[0], *a.dims[0], 0) : broadcast(a.b, a.args[0], n, 0);
+  const Shape member = [&] {
+    Shape s = x.aval().shape;
+    s.erase(s.begin());
+    return s;
+  }();
+  const int64_t rank = int64_t(member.size());
+  // [batch i] + member dims, with the split dim cut into (j, block).
+  Shape cut = {n};
+  for (int64_t k = 0; k < rank; ++k) {
+    if (k == split) {
+      cut.push_back(n);
+      cut.push_back(member[size_t(k)] / n);
+    } else {
+      cut.push_back(member[size_t(k)]);
+    }
+  }
+  x = lax_ops::reshape(a.b, x, cut);
+  // Positions in `cut`: i is 0, member dim k is 1 + k (+1 past the split, whose j is 1 + split).
+  auto pos = [&](int64_t k) { return 1 + k + (k > split ? 1 : 0) + (k == split ? 1 : 0); };
+  std::vector<int64_t> perm = {1 + split};  // j leads: the new batch axis
+  Shape out_shape = {n};
+  for (int64_t k = 0; k < rank; ++k) {
+    const int64_t size = k == split ? member[size_t(k)] / n : member[size_t(k)];
+    if (k == concat) {
+      perm.push_back(0);
+      out_shape.push_back(n * size);
+    } else {
+      out_shape.push_back(size);
+    }
+    perm.push_back(pos(k));
+  }
+  x = lax_ops::transpose(a.b, x, perm);
+  return {{lax_ops::reshape(a.b, x, out_shape)}, {0}};
+}
+
 }  // namespace
 
 void register_collective_batch_rules() {
@@ -202,6 +298,12 @@ void register_collective_batch_rules() {
     r.batch = std::string_view(prim) == "all_gather" ? all_gather : reduce_scatter;
     r.batch_axis_names = [](const Params& p) { return names_in(p, "axis_name"); };
   }
+  PassRules& permute = define_pass_rules("ppermute");
+  permute.batch = ppermute;
+  permute.batch_axis_names = [](const Params& p) { return names_in(p, "axis_name"); };
+  PassRules& exchange = define_pass_rules("all_to_all");
+  exchange.batch = all_to_all;
+  exchange.batch_axis_names = [](const Params& p) { return names_in(p, "axis_name"); };
 }
 
 }  // namespace cjax

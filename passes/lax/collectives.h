@@ -65,4 +65,37 @@ value_t<E> psum_scatter(E& e, const value_t<E>& x, ParamValue axis_name, int64_t
                 {"tiled", tiled}});
 }
 
+// ppermute: pairs (source, destination) of members along the named axes.
+inline ParamValue perm_param(const std::vector<std::pair<int64_t, int64_t>>& perm) {
+  ParamTuple t;
+  for (const auto& [src, dst] : perm) t.items.push_back(ParamValue::ints({src, dst}));
+  return t;
+}
+inline std::vector<std::pair<int64_t, int64_t>> perm_of(const ParamValue& perm) {
+  std::vector<std::pair<int64_t, int64_t>> out;
+  for (const ParamValue& pair : perm.as<ParamTuple>().items) {
+    const std::vector<int64_t> sd = pair.to_ints();
+    out.emplace_back(sd.at(0), sd.at(1));
+  }
+  return out;
+}
+
+template <Emitter E>
+value_t<E> ppermute(E& e, const value_t<E>& x, ParamValue axis_name, ParamValue perm) {
+  return emit1(e, "ppermute", {x},
+               {{"axis_name", std::move(axis_name)}, {"perm", std::move(perm)}});
+}
+
+// all_to_all as bound (lax.all_to_all adds the unit axis around it when not tiled).
+template <Emitter E>
+value_t<E> all_to_all(E& e, const value_t<E>& x, ParamValue axis_name, int64_t split_axis,
+                      int64_t concat_axis, bool tiled) {
+  return emit1(e, "all_to_all", {x},
+               {{"axis_index_groups", NoneParam{}},
+                {"axis_name", std::move(axis_name)},
+                {"concat_axis", concat_axis},
+                {"split_axis", split_axis},
+                {"tiled", tiled}});
+}
+
 }  // namespace cjax::lax_ops

@@ -53,6 +53,7 @@ void register_sort_kernels(KernelRegistry& r);            // reductions_sort.cc
 void register_dot_kernels(KernelRegistry& r);             // dot.cc
 void register_control_flow_kernels(KernelRegistry& r);    // control_flow.cc
 void register_random_kernels(KernelRegistry& r);          // random.cc
+void register_collective_kernels(KernelRegistry& r);      // collectives.cc
 
 // The primitive whose kernel runs on this thread (set by apply_primitive), for messages.
 std::string_view current_primitive();

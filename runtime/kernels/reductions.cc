@@ -4,6 +4,7 @@
 #include <limits>
 #include <vector>
 
+#include "runtime/distributed.h"
 #include "runtime/kernels/int_math.h"
 #include "runtime/kernels/kernel_util.h"
 
@@ -206,31 +207,44 @@ void arg_extreme_kernel(const Params& params, std::span<const Buffer> in, std::s
   });
 }
 
-// psum/pmax/pmin once vmap has turned their named axis into an array axis: a reduction of each
-// operand over the positional axes. A named axis left means no vmap or process group binds it.
 template <class Op>
-void positional_all_reduce_kernel(const Params& params, std::span<const Buffer> in,
-                                  std::span<Buffer> out) {
+constexpr distributed::ReduceOp reduce_op() {
+  if constexpr (std::is_same_v<Op, Sum>) return distributed::ReduceOp::sum;
+  if constexpr (std::is_same_v<Op, MaxOp>) return distributed::ReduceOp::max;
+  return distributed::ReduceOp::min;
+}
+
+// psum/pmax/pmin: each operand reduced over its positional axes (what vmap turned a named axis
+// into), then over the processes of its named axes (inside shard_map, runtime/distributed.h).
+template <class Op>
+void all_reduce_kernel(const Params& params, std::span<const Buffer> in, std::span<Buffer> out) {
   check_outputs(out, in.size());
   std::vector<int64_t> axes;
+  std::vector<std::string> names;
   for (const ParamValue& a : params.at("axes").as<ParamTuple>().items) {
-    if (!a.is<int64_t>())
-      kernel_unsupported(
-          "unbound axis name: {} (a collective runs under vmap(..., axis_name='{}'))",
-          a.as<std::string>(), a.as<std::string>());
-    axes.push_back(a.as<int64_t>());
+    if (a.is<int64_t>())
+      axes.push_back(a.as<int64_t>());
+    else
+      names.push_back(a.as<std::string>());
   }
   const Params reduce{{"axes", ParamValue::ints(axes)}};
-  for (size_t i = 0; i < in.size(); ++i)
-    reduce_kernel<Op>(reduce, in.subspan(i, 1), out.subspan(i, 1));
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (axes.empty())
+      std::memcpy(out[i].data(), in[i].data(), in[i].nbytes());
+    else
+      reduce_kernel<Op>(reduce, in.subspan(i, 1), out.subspan(i, 1));
+    if (!names.empty())
+      distributed::all_reduce(names, reduce_op<Op>(), out[i].aval().dtype, out[i].data(),
+                              out[i].data(), out[i].aval().size());
+  }
 }
 
 }  // namespace
 
 void register_reduction_kernels(KernelRegistry& r) {
-  r.add("psum", positional_all_reduce_kernel<Sum>);
-  r.add("pmax", positional_all_reduce_kernel<MaxOp>);
-  r.add("pmin", positional_all_reduce_kernel<MinOp>);
+  r.add("psum", all_reduce_kernel<Sum>);
+  r.add("pmax", all_reduce_kernel<MaxOp>);
+  r.add("pmin", all_reduce_kernel<MinOp>);
   r.add("reduce_sum", reduce_kernel<Sum>);
   r.add("reduce_prod", reduce_kernel<Prod>);
   r.add("reduce_max", reduce_kernel<MaxOp>);

@@ -87,6 +87,94 @@ TEST_CASE("all_gather and psum_scatter over a vmap axis gather and scatter the b
       jnp::reshape(jnp::sum(z, 0), {4, 2}));
 }
 
+TEST_CASE("ppermute over a vmap axis moves examples, zeros where no pair sends") {
+  std::mt19937 rng(47);
+  const Array x = random_f32(rng, {4, 3});
+  const std::vector<std::pair<int64_t, int64_t>> ring = {{0, 1}, {1, 2}, {2, 3}, {3, 0}};
+  auto rolled = [&](int axis) {
+    return vmap([&](const Array& a) { return lax::ppermute(a, "i", ring); }, axis, axis, "i");
+  };
+  // Example j receives example j - 1's value.
+  check_both([&] { return rolled(0)(x); },
+             jnp::concatenate({x[cjax::slice(3, 4)], x[cjax::slice(0, 3)]}, 0));
+  check_both([&] { return rolled(1)(jnp::transpose(x)); },
+             jnp::transpose(jnp::concatenate({x[cjax::slice(3, 4)], x[cjax::slice(0, 3)]}, 0)));
+  // Only 0 -> 2: example 2 gets example 0's, the others zeros.
+  auto partial = vmap([](const Array& a) { return lax::ppermute(a, "i", {{0, 2}}); }, 0, 0, "i");
+  const Array zero = jnp::zeros({1, 3}).astype(DType::f32);
+  check_both([&] { return partial(x); },
+             jnp::concatenate({zero, zero, x[cjax::slice(0, 1)], zero}, 0));
+}
+
+TEST_CASE("all_to_all over a vmap axis exchanges blocks between examples") {
+  std::mt19937 rng(48);
+  // Example i holds x[i] of shape [4, 3]; not tiled, it sends row j to example j, which stacks
+  // what it receives along axis 1: out[j][r][i] = x[i][j][r]... for concat_axis 1 of [3] rows.
+  const Array x = random_f32(rng, {4, 4, 3});
+  auto swap01 = vmap([](const Array& a) { return lax::all_to_all(a, "i", 0, 0); }, 0, 0, "i");
+  check_both([&] { return swap01(x); }, jnp::transpose(x, {1, 0, 2}));
+  auto to_cols = vmap([](const Array& a) { return lax::all_to_all(a, "i", 0, 1); }, 0, 0, "i");
+  // Example j: for each received block i (x[i][j], shape [3]), placed at column i of [3, 4].
+  check_both([&] { return to_cols(x); }, jnp::transpose(x, {1, 2, 0}));
+  // Tiled, split along axis 1 (size 8) into blocks of 2, joined along axis 0.
+  const Array y = random_f32(rng, {4, 3, 8});
+  auto tiled = vmap([](const Array& a) { return lax::all_to_all(a, "i", 1, 0, true); }, 0, 0, "i");
+  // out[j] = concat_i y[i][:, 2j:2j+2] along axis 0: shape [12, 2].
+  const Array want =
+      jnp::reshape(jnp::transpose(jnp::reshape(y, {4, 3, 4, 2}), {2, 0, 1, 3}), {4, 12, 2});
+  check_both([&] { return tiled(y); }, want);
+}
+
+TEST_CASE("gradients through ppermute and all_to_all under vmap match finite differences") {
+  std::mt19937 rng(49);
+  const Array x = random_f32(rng, {4, 4}).astype(DType::f64);
+  const Array weights = jnp::arange(1.0, 17.0).reshape({4, 4});
+  auto body = [](const Array& a) {
+    return lax::all_to_all(jnp::sin(lax::ppermute(a, "i", {{0, 1}, {1, 2}, {2, 3}, {3, 0}})), "i",
+                           0, 0);
+  };
+  auto loss = [&](const Array& xs) { return jnp::sum(vmap(body, 0, 0, "i")(xs) * weights); };
+  const Array g = grad(loss)(x);
+  const double h = 1e-6;
+  for (int64_t k = 0; k < 16; ++k) {
+    const Array e = jnp::where(jnp::equal(jnp::arange(16), int(k)), 1.0, 0.0)
+                        .astype(DType::f64)
+                        .reshape({4, 4});
+    const double fd = (loss(x + h * e).item() - loss(x - h * e).item()) / (2 * h);
+    CHECK(g.reshape({16})[k].item() == Approx(fd).epsilon(1e-6).margin(1e-8));
+  }
+}
+
+TEST_CASE("shard_map over a one-device mesh runs in this process, interpreted and compiled") {
+  std::mt19937 rng(50);
+  const Array x = random_f32(rng, {6, 2});
+  const Mesh one({1}, {"x"});
+  auto f = shard_map(
+      [](const Array& a) {
+        return std::tuple{lax::psum(a, "x") * 2.0, lax::axis_index("x")};
+      },
+      one, {P("x")}, {P("x"), P()});
+  {
+    UseInterpreter interp;
+    auto [y, index] = f(x);
+    test::require_close(y.buffer(), (x * 2.0).buffer());
+    CHECK(index.item() == 0);
+  }
+  auto [y, index] = jit(f)(x);
+  test::require_close(y.buffer(), (x * 2.0).buffer());
+  CHECK(index.item() == 0);
+}
+
+TEST_CASE("shard_map over more devices than processes says how to start them") {
+  const Mesh four({4}, {"x"});
+  auto f = shard_map([](const Array& a) { return lax::psum(a, "x"); }, four, {P("x")}, {P()});
+  UseInterpreter interp;
+  CHECK_THROWS_WITH(f(jnp::ones({8})),
+                    Catch::Contains("the mesh Mesh('x': 4, axis_types=(Auto,)) has 4 devices, "
+                                    "but 1 process runs") &&
+                        Catch::Contains("mpirun -np 4"));
+}
+
 TEST_CASE("nested vmaps: a collective names the outer axis, the inner one, or both") {
   std::mt19937 rng(44);
   const Array x = random_f32(rng, {3, 4});

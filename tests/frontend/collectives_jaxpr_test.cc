@@ -5,6 +5,8 @@
 #include <catch2/catch.hpp>
 
 #include "cjax/api.h"
+#include "ir/parse/parser.h"
+#include "ir/rules/verify.h"
 #include "tests/frontend/compiler_test_util.h"
 #include "tests/golden/golden.h"
 
@@ -56,6 +58,101 @@ TEST_CASE("psum transposes to psum, all_gather to psum_scatter, as JAX's gradien
     return jnp::sum(jnp::power(lax::all_gather(a, "i", 0, true), 2));
   };
   CHECK(in_env(grad(gather_loss), f32({3})) == jax("all_gather grad"));
+}
+
+TEST_CASE(
+    "ppermute and all_to_all print as JAX binds them, and ppermute transposes to its inverse") {
+  const std::vector<std::pair<int64_t, int64_t>> ring = {{0, 1}, {1, 2}, {2, 3}, {3, 0}};
+  CHECK(in_env([&](const Array& a) { return lax::ppermute(a, "i", ring); }, f32({3})) ==
+        jax("ppermute"));
+  CHECK(in_env([](const Array& a) { return lax::all_to_all(a, "i", 0, 1); }, f32({4, 4})) ==
+        jax("all_to_all"));
+  auto loss = [&](const Array& a) { return jnp::sum(jnp::power(lax::ppermute(a, "i", ring), 2)); };
+  CHECK(in_env(grad(loss), f32({3})) == jax("ppermute grad"));
+}
+
+TEST_CASE("ppermute and all_to_all check their arguments where they are called") {
+  CHECK_THROWS_WITH(in_env(
+                        [](const Array& a) {
+                          return lax::ppermute(a, "i", {{0, 4}});
+                        },
+                        f32({3})),
+                    Catch::Contains("collectives_jaxpr_test.cc") &&
+                        Catch::Contains("ppermute: the pair (0, 4) is outside the axis of size 4"));
+  CHECK_THROWS_WITH(in_env(
+                        [](const Array& a) {
+                          return lax::ppermute(a, "i", {{0, 1}, {2, 1}});
+                        },
+                        f32({3})),
+                    Catch::Contains("sources and destinations must be unique"));
+  CHECK_THROWS_WITH(
+      in_env([](const Array& a) { return lax::all_to_all(a, "i", 0, 1); }, f32({3, 4})),
+      Catch::Contains("all_to_all: the size of the mapped axis i (4) must equal the size of the "
+                      "split axis (3)"));
+  CHECK_THROWS_WITH(
+      in_env([](const Array& a) { return lax::all_to_all(a, "i", 1, 0, true); }, f32({3, 6})),
+      Catch::Contains("has to be divisible by the size of the named axis i (4)"));
+}
+
+// shard_map with check_vma=False prints as JAX's with check_vma=True (tests/golden/jax_0_11_2/
+// collectives.md, "shard_map psum" and "shard_map all_gather") less the varying-axes types: no
+// `{V:x}` on avals, psum instead of psum_invariant, no pvary, check_vma=False.
+TEST_CASE("shard_map prints its mesh, specs and body as JAX prints shard_map") {
+  const Mesh mesh({4}, {"x"});
+  auto total = shard_map([](const Array& a) { return lax::psum(a, "x"); }, mesh, {P("x")}, {P()});
+  CHECK(trace(total, f32({8})) ==
+        "{ lambda ; a:f32[8]. let\n"
+        "    b:f32[2] = shard_map[\n"
+        "      check_vma=False\n"
+        "      in_specs=(P('x',),)\n"
+        "      jaxpr={ lambda ; c:f32[2]. let\n"
+        "          d:f32[2] = psum[axes=('x',) axis_index_groups=None] c\n"
+        "        in (d,) }\n"
+        "      mesh=Mesh('x': 4, axis_types=(Auto,))\n"
+        "      newly_manual_axes=frozenset({'x'})\n"
+        "      out_specs=(P(),)\n"
+        "    ] a\n"
+        "  in (b,) }");
+  auto gathered =
+      shard_map([](const Array& a,
+                   const Array& w) { return jnp::matmul(lax::all_gather(w, "x", 0, true), a); },
+                mesh, {P(), P("x")}, {P("x")});
+  const std::string text = trace(gathered, f32({4}), f32({8, 4}));
+  CHECK_THAT(text, Catch::Contains("c:f32[32] = shard_map[") &&
+                       Catch::Contains("in_specs=(P(), P('x',))") &&
+                       Catch::Contains("jaxpr={ lambda ; d:f32[4] e:f32[2,4]. let") &&
+                       Catch::Contains("out_specs=(P('x',),)"));
+  // It reads back, and prints the same.
+  CHECK(to_string(*parse_jaxpr(text)) == text);
+}
+
+TEST_CASE("jaxprs with all_to_all, alone or in a shard_map's body, read back and verify") {
+  // all_to_all's types need its axis size: unbound, the printed types imply it.
+  CHECK(to_string(*parse_jaxpr(jax("all_to_all"))) == jax("all_to_all"));
+  const Mesh mesh({2}, {"x"});
+  auto f = shard_map([](const Array& a) { return lax::all_to_all(a, "x", 1, 0, true); }, mesh,
+                     {P("x")}, {P("x")});
+  const std::string text = trace(f, f32({4, 6}));
+  CHECK_THAT(text, Catch::Contains("b:f32[8,3] = shard_map[") &&
+                       Catch::Contains("d:f32[4,3] = all_to_all["));
+  const JaxprRef j = parse_jaxpr(text);
+  CHECK(to_string(*j) == text);
+  CHECK_NOTHROW(verify(*j));
+}
+
+TEST_CASE("shard_map refuses specs that do not fit its arguments, naming the caller") {
+  const Mesh mesh({4}, {"x"});
+  auto f = [](const Array& a) { return a; };
+  CHECK_THROWS_WITH(make_jaxpr(shard_map(f, mesh, {P("x")}, {P("x")}))(f32({6})),
+                    Catch::Contains("collectives_jaxpr_test.cc") &&
+                        Catch::Contains("does not divide into the 4 blocks the spec P('x',)"));
+  CHECK_THROWS_WITH(make_jaxpr(shard_map(f, mesh, {P("y")}, {P("x")}))(f32({8})),
+                    Catch::Contains("'y' is not an axis of the mesh Mesh('x': 4"));
+  CHECK_THROWS_WITH(make_jaxpr(shard_map(f, mesh, {P("x", "x")}, {P()}))(f32({8, 4})),
+                    Catch::Contains("names the mesh axis 'x' twice"));
+  CHECK_THROWS_WITH(make_jaxpr(shard_map(f, mesh, {P("x"), P()}, {P()}))(f32({8})),
+                    Catch::Contains("in_specs has 2 specs, but there are 1"));
+  CHECK_THROWS_WITH(Mesh({2, 2}, {"x", "x"}), Catch::Contains("the axis name 'x' appears twice"));
 }
 
 TEST_CASE("vmap with axis_name batches the collectives over its axis, as JAX prints it") {

@@ -1,7 +1,8 @@
 // The named axes bound while a function is traced: vmap(f, ..., axis_name="i") binds "i" (with
-// the batch size) while it traces f, so that collectives over "i" (psum, axis_index, all_gather,
-// ...; cjax/collectives.h) know the axis exists and its size, as JAX's axis environment does.
-// Per thread, innermost last.
+// the batch size) while it traces f, and shard_map binds its mesh's axes, so that collectives over
+// "i" (psum, axis_index, all_gather, ...; cjax/collectives.h) know the axis exists and its size,
+// as JAX's axis environment does. all_to_all's shape rule reads it too (its params do not carry
+// the axis size, as in JAX). Per thread, innermost last.
 #pragma once
 
 #include <cstdint>
@@ -9,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-namespace cjax::detail {
+namespace cjax {
 
 // Binds `name` to `size` while in scope (nested scopes may rebind a name: the innermost wins).
 class AxisEnvScope {
@@ -27,4 +28,10 @@ std::optional<int64_t> bound_axis_size(std::string_view name);
 // another (its collectives' names and sizes differ). Starts with the count of axes.
 std::string axis_env_key();
 
+}  // namespace cjax
+
+namespace cjax::detail {
+using cjax::axis_env_key;
+using cjax::AxisEnvScope;
+using cjax::bound_axis_size;
 }  // namespace cjax::detail

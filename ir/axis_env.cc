@@ -1,9 +1,9 @@
-#include "cjax/axis_env.h"
+#include "ir/axis_env.h"
 
 #include <utility>
 #include <vector>
 
-namespace cjax::detail {
+namespace cjax {
 namespace {
 
 struct NamedAxis {
@@ -43,4 +43,4 @@ std::string axis_env_key() {
   return key;
 }
 
-}  // namespace cjax::detail
+}  // namespace cjax

@@ -1,0 +1,131 @@
+#include "cjax/shard_map.h"
+
+#include <fmt/format.h>
+
+#include "cjax/bind.h"
+#include "ir/errors.h"
+#include "runtime/distributed.h"
+
+namespace cjax {
+
+namespace distributed {
+void initialize() {
+  runtime::distributed::initialize();
+}
+int64_t process_index() {
+  return runtime::distributed::process_index();
+}
+int64_t process_count() {
+  return runtime::distributed::process_count();
+}
+}  // namespace distributed
+
+Mesh::Mesh(std::vector<int64_t> shape, std::vector<std::string> axis_names, SourceInfo src) {
+  if (shape.size() != axis_names.size())
+    throw UsageError(fmt::format("{}Mesh: {} axis sizes for {} axis names", location_prefix(src),
+                                 shape.size(), axis_names.size()));
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] < 1)
+      throw UsageError(fmt::format("{}Mesh: the axis '{}' has size {}; sizes must be positive",
+                                   location_prefix(src), axis_names[i], shape[i]));
+    for (size_t k = 0; k < i; ++k)
+      if (axis_names[k] == axis_names[i])
+        throw UsageError(fmt::format("{}Mesh: the axis name '{}' appears twice",
+                                     location_prefix(src), axis_names[i]));
+  }
+  axes_ = MeshAxes{std::move(axis_names), std::move(shape)};
+  int64_t devices = 1;
+  for (int64_t s : axes_.sizes)
+    if (__builtin_mul_overflow(devices, s, &devices) || devices > kMaxMeshDevices)
+      throw UsageError(
+          fmt::format("{}Mesh: more than {} devices", location_prefix(src), kMaxMeshDevices));
+}
+
+PartitionSpec P() {
+  return {};
+}
+PartitionSpec P(SpecEntry a) {
+  return PartitionSpec{{a.axes()}};
+}
+PartitionSpec P(SpecEntry a, SpecEntry b) {
+  return PartitionSpec{{a.axes(), b.axes()}};
+}
+PartitionSpec P(SpecEntry a, SpecEntry b, SpecEntry c) {
+  return PartitionSpec{{a.axes(), b.axes(), c.axes()}};
+}
+PartitionSpec P(SpecEntry a, SpecEntry b, SpecEntry c, SpecEntry d) {
+  return PartitionSpec{{a.axes(), b.axes(), c.axes(), d.axes()}};
+}
+
+namespace detail {
+namespace {
+
+// The spec of each item: per_item lists one per item, else one for all.
+std::vector<PartitionSpec> per_item(const Specs& specs, size_t n, const char* what,
+                                    const SourceInfo& src) {
+  if (!specs.per_item()) return std::vector<PartitionSpec>(n, specs.all());
+  if (specs.each().size() != n)
+    throw UsageError(fmt::format("{}shard_map: {} has {} specs, but there are {}",
+                                 location_prefix(src), what, specs.each().size(), n));
+  return specs.each();
+}
+
+// cjax::Error from the sharding helpers, as a TypeError at the caller's line.
+template <class F>
+auto at_caller(const SourceInfo& src, F&& f) {
+  try {
+    return f();
+  } catch (const TypeError&) {
+    throw;
+  } catch (const Error& e) {
+    throw_type_error(src, e.what());
+  }
+}
+
+}  // namespace
+
+ShardPlan plan_shard_map(const FlatArgs& fa, const Mesh& mesh, const Specs& in_specs,
+                         const SourceInfo& src) {
+  const std::vector<PartitionSpec> specs = per_item(in_specs, fa.trees.size(), "in_specs", src);
+  ShardPlan plan;
+  for (size_t a = 0; a < fa.trees.size(); ++a)
+    for (size_t l = 0; l < fa.num_leaves[a]; ++l) {
+      const Array& leaf = fa.primals[fa.offset[a] + l];
+      const Shape local = at_caller(src, [&] {
+        return local_shape(leaf.shape(), specs[a], mesh.axes(),
+                           fmt::format("shard_map: argument {}", a));
+      });
+      plan.leaf_specs.push_back(specs[a]);
+      plan.blocks.push_back(Array::abstract(ShapedArray(leaf.dtype(), local, leaf.weak_type())));
+    }
+  return plan;
+}
+
+std::vector<Array> run_shard_map(const ClosedTrace& f, const Mesh& mesh, const ShardPlan& plan,
+                                 const Specs& out_specs, std::span<const Array> leaves,
+                                 const SourceInfo& src) {
+  std::vector<PartitionSpec> outs = per_item(out_specs, f.jaxpr.outvars.size(), "out_specs", src);
+  for (size_t i = 0; i < outs.size(); ++i)  // checked here to name the output
+    at_caller(src, [&] {
+      return global_shape(f.jaxpr.outvars[i].aval().shape, outs[i], mesh.axes(),
+                          fmt::format("shard_map: output {}", i));
+    });
+  // Captured constants become leading operands, replicated (JAX's convert_constvars_jaxpr).
+  auto body = std::make_shared<Jaxpr>(f.jaxpr);
+  body->consts.clear();
+  convert_constvars(*body);
+  std::vector<PartitionSpec> ins(f.consts.size(), PartitionSpec{});
+  ins.insert(ins.end(), plan.leaf_specs.begin(), plan.leaf_specs.end());
+  std::vector<Array> operands(f.consts.begin(), f.consts.end());
+  operands.insert(operands.end(), leaves.begin(), leaves.end());
+  Params params{{"check_vma", false},
+                {"in_specs", specs_param(ins)},
+                {"jaxpr", JaxprRef(std::move(body))},
+                {"mesh", mesh_param(mesh.axes())},
+                {"newly_manual_axes", manual_axes_param(mesh.axes())},
+                {"out_specs", specs_param(outs)}};
+  return cjax::bind("shard_map", std::span<const Array>(operands), std::move(params), src);
+}
+
+}  // namespace detail
+}  // namespace cjax

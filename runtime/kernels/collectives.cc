@@ -1,0 +1,212 @@
+// Collectives over the named axes of a process mesh, and shard_map, which binds one: each process
+// runs the body on its block of the operands, the collectives exchange data with the processes of
+// the named axes (runtime/distributed.h, over MPI), and the results' blocks are gathered into the
+// whole outputs. (psum, pmax and pmin over named axes are in reductions.cc, with their positional
+// form; under vmap every collective has become array ops before it runs.)
+#include <numeric>
+
+#include "ir/jaxpr.h"
+#include "ir/sharding.h"
+#include "runtime/distributed.h"
+#include "runtime/kernels/kernel_util.h"
+
+namespace cjax::runtime {
+namespace {
+
+namespace dist = distributed;
+
+std::vector<std::string> axis_names(const ParamValue& v) {
+  std::vector<std::string> out;
+  if (v.is<std::string>()) out.push_back(v.as<std::string>());
+  if (v.is<ParamTuple>())
+    for (const ParamValue& a : v.as<ParamTuple>().items)
+      if (a.is<std::string>()) out.push_back(a.as<std::string>());
+  return out;
+}
+
+int64_t product(const Shape& s, size_t from, size_t to) {
+  return std::accumulate(s.begin() + ptrdiff_t(from), s.begin() + ptrdiff_t(to), int64_t{1},
+                         std::multiplies<>());
+}
+
+// An array seen as [outer, n, inner] (inner in bytes) becomes [n, outer, inner]: the n blocks
+// along an axis made contiguous, in order.
+void blocks_to_front(const char* in, char* out, int64_t outer, int64_t n, size_t inner) {
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t k = 0; k < n; ++k)
+      std::memcpy(out + size_t(k * outer + o) * inner, in + size_t(o * n + k) * inner, inner);
+}
+// The inverse: [n, outer, inner] becomes [outer, n, inner].
+void blocks_from_front(const char* in, char* out, int64_t outer, int64_t n, size_t inner) {
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t k = 0; k < n; ++k)
+      std::memcpy(out + size_t(o * n + k) * inner, in + size_t(k * outer + o) * inner, inner);
+}
+
+// Copies the block of shape `local` at `start` of an array of shape `whole` out of it
+// (extract) or into it.
+void copy_block(char* whole, const Shape& whole_shape, char* block, const Shape& local,
+                const std::vector<int64_t>& start, size_t item, bool extract) {
+  if (local.empty()) {
+    extract ? std::memcpy(block, whole, item) : std::memcpy(whole, block, item);
+    return;
+  }
+  const std::vector<int64_t> strides = row_major_strides(whole_shape);
+  const size_t row = size_t(local.back()) * item;
+  const int64_t rows = product(local, 0, local.size() - 1);
+  std::vector<int64_t> index(local.size(), 0);
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t offset = 0;
+    for (size_t d = 0; d < local.size(); ++d) offset += (start[d] + index[d]) * strides[d];
+    char* w = whole + size_t(offset) * item;
+    char* b = block + size_t(r) * row;
+    extract ? std::memcpy(b, w, row) : std::memcpy(w, b, row);
+    for (size_t d = local.size() - 1; d-- > 0;) {  // the next row: every dim but the last
+      if (++index[d] < local[d]) break;
+      index[d] = 0;
+    }
+  }
+}
+
+void axis_index_kernel(const Params& params, std::span<const Buffer> in, std::span<Buffer> out) {
+  check_arity(in, 0);
+  out[0].as<int32_t>()[0] = int32_t(dist::group_rank(axis_names(params.at("axis_name"))));
+}
+
+// Every member's operand, stacked along all_gather_dimension (tiled: joined along it).
+void all_gather_kernel(const Params& params, std::span<const Buffer> in, std::span<Buffer> out) {
+  check_arity(in, 1);
+  const std::vector<std::string> axes = axis_names(params.at("axis_name"));
+  const int64_t n = dist::group_size(axes);
+  const Shape& s = in[0].aval().shape;
+  const size_t d = size_t(params.get_int("all_gather_dimension"));
+  const size_t item = itemsize(in[0].aval().dtype);
+  std::vector<char> gathered(in[0].nbytes() * size_t(n));
+  dist::all_gather(axes, in[0].data(), gathered.data(), in[0].nbytes());
+  blocks_from_front(gathered.data(), static_cast<char*>(out[0].data()), product(s, 0, d), n,
+                    size_t(product(s, d, s.size())) * item);
+}
+
+// The block of the sum at this member's index along scatter_dimension.
+void reduce_scatter_kernel(const Params& params, std::span<const Buffer> in,
+                           std::span<Buffer> out) {
+  check_arity(in, 1);
+  const std::vector<std::string> axes = axis_names(params.at("axis_name"));
+  const int64_t n = dist::group_size(axes);
+  const Shape& s = in[0].aval().shape;
+  const size_t d = size_t(params.get_int("scatter_dimension"));
+  const DType dtype = in[0].aval().dtype;
+  const int64_t inner = s[d] / n * product(s, d + 1, s.size());
+  std::vector<char> blocks(in[0].nbytes());
+  blocks_to_front(static_cast<const char*>(in[0].data()), blocks.data(), product(s, 0, d), n,
+                  size_t(inner) * itemsize(dtype));
+  dist::reduce_scatter_sum(axes, dtype, blocks.data(), out[0].data(), product(s, 0, d) * inner);
+}
+
+// Block j of split_axis to member j; the blocks received joined along concat_axis.
+void all_to_all_kernel(const Params& params, std::span<const Buffer> in, std::span<Buffer> out) {
+  check_arity(in, 1);
+  const std::vector<std::string> axes = axis_names(params.at("axis_name"));
+  const int64_t n = dist::group_size(axes);
+  const size_t split = size_t(params.get_int("split_axis"));
+  const size_t concat = size_t(params.get_int("concat_axis"));
+  const size_t item = itemsize(in[0].aval().dtype);
+  const Shape& s = in[0].aval().shape;
+  Shape block = s;
+  block[split] /= n;
+  std::vector<char> sent(in[0].nbytes()), received(in[0].nbytes());
+  blocks_to_front(static_cast<const char*>(in[0].data()), sent.data(), product(s, 0, split), n,
+                  size_t(product(block, split, block.size())) * item);
+  dist::all_to_all(axes, sent.data(), received.data(), in[0].nbytes() / size_t(n));
+  blocks_from_front(received.data(), static_cast<char*>(out[0].data()), product(block, 0, concat),
+                    n, size_t(product(block, concat, block.size())) * item);
+}
+
+// This member's operand to the destination its pair names; zeros where no pair sends here.
+void ppermute_kernel(const Params& params, std::span<const Buffer> in, std::span<Buffer> out) {
+  check_arity(in, 1);
+  const std::vector<std::string> axes = axis_names(params.at("axis_name"));
+  const int64_t me = dist::group_rank(axes), n = dist::group_size(axes);
+  std::optional<int64_t> to, from;
+  for (const ParamValue& pair : params.at("perm").as<ParamTuple>().items) {
+    const std::vector<int64_t> sd = pair.to_ints();
+    if (sd.at(0) >= n || sd.at(1) >= n)
+      kernel_type_error("the pair ({}, {}) is outside the axis of size {}", sd[0], sd[1], n);
+    if (sd[0] == me) to = sd[1];
+    if (sd[1] == me) from = sd[0];
+  }
+  if (!from) std::memset(out[0].data(), 0, out[0].nbytes());
+  dist::send_recv(axes, in[0].data(), to, out[0].data(), from, in[0].nbytes());
+}
+
+const Jaxpr& body_of(const Params& params) {
+  const JaxprRef& j = params.get_jaxpr("jaxpr");
+  if (!j) kernel_type_error("param 'jaxpr' holds no jaxpr");
+  return *j;
+}
+
+// This process's blocks of the operands go through the body; each result's blocks are gathered
+// over the mesh axes its spec names (the other axes hold equal copies: check_vma=False's
+// contract) into the whole output.
+void shard_map_kernel(const Params& params, std::span<const Buffer> in, std::span<Buffer> out) {
+  const Jaxpr& body = body_of(params);
+  const MeshAxes mesh = mesh_from_param(params.at("mesh"));
+  const std::vector<PartitionSpec> in_specs = specs_from_param(params.at("in_specs"), "in_specs");
+  const std::vector<PartitionSpec> out_specs =
+      specs_from_param(params.at("out_specs"), "out_specs");
+  dist::MeshScope scope(mesh);
+  const int64_t me = dist::process_index();
+  std::vector<Buffer> blocks;
+  for (size_t i = 0; i < in.size(); ++i) {
+    const ShapedArray& local = body.invars[i].aval();
+    Buffer b = Buffer::allocate(local);
+    copy_block(static_cast<char*>(const_cast<void*>(in[i].data())), in[i].aval().shape,
+               static_cast<char*>(b.data()), local.shape,
+               block_start(local.shape, in_specs[i], mesh, me), itemsize(local.dtype), true);
+    blocks.push_back(std::move(b));
+  }
+  std::vector<Buffer> results;
+  try {
+    results = eval_jaxpr(body, blocks);
+  } catch (const Error& e) {
+    // The other processes may be waiting in a collective for this one: end them all.
+    if (dist::process_count() > 1) dist::abort_all(e.what());
+    throw;
+  }
+  blocks.clear();
+  for (size_t i = 0; i < results.size(); ++i) {
+    const Shape& local = results[i].aval().shape;
+    const std::vector<std::string> axes = out_specs[i].axes();
+    const int64_t n = dist::group_size(axes);
+    std::vector<char> gathered(results[i].nbytes() * size_t(n));
+    dist::all_gather(axes, results[i].data(), gathered.data(), results[i].nbytes());
+    // Member k of the group sits at coordinates k (row-major over `axes`) along the named axes.
+    for (int64_t k = 0; k < n; ++k) {
+      std::vector<int64_t> coords(mesh.names.size(), 0);
+      for (int64_t rest = k, a = int64_t(axes.size()) - 1; a >= 0; --a) {
+        const size_t m = *mesh.find(axes[size_t(a)]);
+        coords[m] = rest % mesh.sizes[m];
+        rest /= mesh.sizes[m];
+      }
+      int64_t device = 0;
+      for (size_t m = 0; m < mesh.names.size(); ++m) device = device * mesh.sizes[m] + coords[m];
+      copy_block(static_cast<char*>(out[i].data()), out[i].aval().shape,
+                 gathered.data() + size_t(k) * results[i].nbytes(), local,
+                 block_start(local, out_specs[i], mesh, device), itemsize(results[i].aval().dtype),
+                 false);
+    }
+  }
+}
+
+}  // namespace
+
+void register_collective_kernels(KernelRegistry& r) {
+  r.add("axis_index", axis_index_kernel);
+  r.add("all_gather", all_gather_kernel);
+  r.add("reduce_scatter", reduce_scatter_kernel);
+  r.add("all_to_all", all_to_all_kernel);
+  r.add("ppermute", ppermute_kernel);
+  r.add("shard_map", shard_map_kernel);
+}
+
+}  // namespace cjax::runtime

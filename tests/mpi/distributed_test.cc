@@ -1,0 +1,206 @@
+// shard_map and the collectives on MPI processes: ctest runs this program under
+// `mpirun -np 2` and `-np 4` over loopback (tests/CMakeLists.txt). Every process draws the same
+// random data, runs the sharded program (interpreted, and compiled through jit), and checks the
+// result against the computation it means, done whole in the one process; gradients of
+// data-parallel and FSDP programs against the single-process gradient; determinism; and (the
+// hidden `[.abort]` case, run separately) a process that never reaches a collective ending the job
+// with a message instead of a hang.
+#include <catch2/catch.hpp>
+
+#include <cstring>
+#include <random>
+
+#include "cjax/cjax.h"
+#include "tests/cpu/compare.h"
+#include "tests/frontend/compiler_test_util.h"
+
+namespace cjax {
+namespace distributed_test {
+
+namespace jnp = cjax::numpy;
+
+int64_t processes() {
+  distributed::initialize();
+  return distributed::process_count();
+}
+
+// The same values on every process.
+Array data(const Shape& shape, unsigned seed, DType dtype = DType::f32) {
+  std::mt19937 rng(seed);
+  return testing::random_f64(rng, shape).astype(dtype);
+}
+
+// f(args...) interpreted, then compiled (jit), against `want`.
+template <class F, class... A>
+void check_both(const Array& want, F f, const A&... args) {
+  {
+    UseInterpreter interp;
+    test::require_close(f(args...).buffer(), want.buffer());
+  }
+  test::require_close(jit(f)(args...).buffer(), want.buffer());
+}
+
+// The 2-D mesh this job makes: (2, n/2) when n is even, else (n, 1).
+Mesh mesh_2d(int64_t n) {
+  return n % 2 == 0 ? Mesh({2, n / 2}, {"x", "y"}) : Mesh({n, 1}, {"x", "y"});
+}
+
+TEST_CASE("each process is one device: axis_index gathered over the mesh counts 0 to n-1") {
+  const int64_t n = processes();
+  REQUIRE(n >= 2);
+  const Mesh mesh({n}, {"x"});
+  auto ranks = shard_map([](const Array&) { return lax::all_gather(lax::axis_index("x"), "x"); },
+                         mesh, {P()}, {P()});
+  check_both(jnp::arange(n).astype(DType::i32), ranks, jnp::zeros({1}));
+  CHECK(distributed::process_index() < n);
+}
+
+TEST_CASE("psum, pmax, pmin and pmean over a 1-D mesh reduce the blocks") {
+  const int64_t n = processes();
+  const Mesh mesh({n}, {"x"});
+  const Array x = data({n * 3, 2}, 1);
+  const Array blocks = x.reshape({n, 3, 2});
+  auto over = [&](auto collective) {
+    return shard_map([collective](const Array& a) { return collective(a, "x"); }, mesh, {P("x")},
+                     {P()});
+  };
+  auto psum = [](const Array& a, const char* ax) { return lax::psum(a, ax); };
+  auto pmax = [](const Array& a, const char* ax) { return lax::pmax(a, ax); };
+  auto pmin = [](const Array& a, const char* ax) { return lax::pmin(a, ax); };
+  auto pmean = [](const Array& a, const char* ax) { return lax::pmean(a, ax); };
+  check_both(jnp::sum(blocks, 0), over(psum), x);
+  check_both(jnp::max(blocks, 0), over(pmax), x);
+  check_both(jnp::min(blocks, 0), over(pmin), x);
+  check_both(jnp::mean(blocks, 0), over(pmean), x);
+  // Integers sum exactly.
+  const Array k = jnp::arange(n * 4).reshape({n * 4});
+  check_both(jnp::sum(k.reshape({n, 4}), 0), over(psum), k);
+}
+
+TEST_CASE("axis_index, all_gather and psum_scatter over a 1-D mesh") {
+  const int64_t n = processes();
+  const Mesh mesh({n}, {"x"});
+  const Array x = data({n * 3, 2}, 2);
+  auto scaled =
+      shard_map([](const Array& a) { return a * lax::axis_index("x"); }, mesh, {P("x")}, {P("x")});
+  const Array index = jnp::arange(n).astype(DType::f32).reshape({n, 1, 1});
+  check_both((x.reshape({n, 3, 2}) * index).reshape({n * 3, 2}), scaled, x);
+  auto stacked =
+      shard_map([](const Array& a) { return lax::all_gather(a, "x"); }, mesh, {P("x")}, {P()});
+  check_both(x.reshape({n, 3, 2}), stacked, x);
+  auto joined = shard_map([](const Array& a) { return lax::all_gather(a, "x", 1, true); }, mesh,
+                          {P(std::nullopt, "x")}, {P()});
+  const Array wide = data({3, n * 2}, 3);
+  check_both(wide, joined, wide);
+  // Each process scatters (index + 1) * w: process k keeps block k of the sum, n(n+1)/2 * w.
+  const Array w = data({n * 2, 3}, 4);
+  auto scattered = shard_map(
+      [](const Array& a) {
+        return lax::psum_scatter(a * (lax::axis_index("x") + 1), "x", 0, true);
+      },
+      mesh, {P()}, {P("x")});
+  check_both(w * double(n * (n + 1) / 2), scattered, w);
+}
+
+TEST_CASE("ppermute and all_to_all move blocks between processes") {
+  const int64_t n = processes();
+  const Mesh mesh({n}, {"x"});
+  const Array x = data({n * 2, 3}, 5);
+  std::vector<std::pair<int64_t, int64_t>> ring;
+  for (int64_t i = 0; i < n; ++i) ring.emplace_back(i, (i + 1) % n);
+  auto shifted = shard_map([&](const Array& a) { return lax::ppermute(a, "x", ring); }, mesh,
+                           {P("x")}, {P("x")});
+  // Block j receives block j - 1.
+  const Array want = jnp::concatenate({x[slice(2 * (n - 1), 2 * n)], x[slice(0, 2 * (n - 1))]}, 0);
+  check_both(want, shifted, x);
+  // Only 0 -> n-1: that block gets block 0, the rest zeros.
+  auto one_pair = shard_map(
+      [&](const Array& a) {
+        return lax::ppermute(a, "x", {{0, n - 1}});
+      },
+      mesh, {P("x")}, {P("x")});
+  const Array zeros = jnp::zeros({2 * (n - 1), 3}).astype(DType::f32);
+  check_both(jnp::concatenate({zeros, x[slice(0, 2)]}, 0), one_pair, x);
+  // Block i (shape [n, 3]) sends its row j to process j: out[j * n + i] = x[i * n + j].
+  const Array y = data({n * n, 3}, 6);
+  auto exchanged = shard_map([](const Array& a) { return lax::all_to_all(a, "x", 0, 0); }, mesh,
+                             {P("x")}, {P("x")});
+  check_both(jnp::transpose(y.reshape({n, n, 3}), {1, 0, 2}).reshape({n * n, 3}), exchanged, y);
+}
+
+TEST_CASE("a 2-D mesh: collectives over one axis, the other, or both") {
+  const int64_t n = processes();
+  const Mesh mesh = mesh_2d(n);
+  const int64_t X = mesh.axes().sizes[0], Y = mesh.axes().sizes[1];
+  const Array x = data({X * 2, Y * 3}, 7);
+  const Array blocks = jnp::transpose(x.reshape({X, 2, Y, 3}), {0, 2, 1, 3});  // [X, Y, 2, 3]
+  auto over = [&](lax::AxisNames names, PartitionSpec out) {
+    return shard_map([names](const Array& a) { return lax::psum(a, names); }, mesh, {P("x", "y")},
+                     {out});
+  };
+  check_both(jnp::sum(blocks, 1).reshape({X * 2, 3}), over("y", P("x")), x);
+  check_both(jnp::transpose(jnp::sum(blocks, 0), {1, 0, 2}).reshape({2, Y * 3}),
+             over("x", P(std::nullopt, "y")), x);
+  check_both(jnp::sum(blocks, {0, 1}), over({"x", "y"}, P()), x);
+  // A dimension split over both axes, x the major one.
+  const Array v = data({n * 2}, 8);
+  auto gathered = shard_map(
+      [](const Array& a) {
+        return lax::all_gather(a, {"x", "y"}, 0, true);
+      },
+      mesh, {P({"x", "y"})}, {P()});
+  check_both(v, gathered, v);
+  auto index =
+      shard_map([](const Array& a) { return a + lax::axis_index("x") * 10 + lax::axis_index("y"); },
+                mesh, {P("x", "y")}, {P("x", "y")});
+  const Array offsets = (jnp::arange(X).reshape({X, 1}) * 10 + jnp::arange(Y).reshape({1, Y}))
+                            .astype(DType::f32)
+                            .reshape({X, 1, Y, 1});
+  check_both((x.reshape({X, 2, Y, 3}) + offsets).reshape({X * 2, Y * 3}), index, x);
+}
+
+// A small regression: mean squared tanh of a linear map, over a batch.
+Array loss(const Array& w, const Array& xs, double total_rows) {
+  return jnp::sum(jnp::square(jnp::tanh(jnp::matmul(xs, w)))) / total_rows;
+}
+
+TEST_CASE("data-parallel and FSDP gradients equal the single-process gradient") {
+  const int64_t n = processes();
+  const Mesh mesh({n}, {"x"});
+  const double rows = double(n * 4);
+  const Array w = data({n * 2, 3}, 9, DType::f64), xs = data({n * 4, n * 2}, 10, DType::f64);
+  const Array want = grad([&](const Array& v) { return loss(v, xs, rows); })(w);
+  // Data parallel: every process holds w, takes a quarter of the batch, and psums its gradient.
+  auto data_parallel = shard_map(
+      [rows](const Array& v, const Array& batch) {
+        return lax::psum(grad([&](const Array& u) { return loss(u, batch, rows); })(v), "x");
+      },
+      mesh, {P(), P("x")}, {P()});
+  check_both(want, data_parallel, w, xs);
+  // FSDP: w's rows sharded too, gathered in the forward; its gradient's transpose is a
+  // psum_scatter, so each process gets its rows of the whole batch's gradient.
+  auto fsdp = shard_map(
+      [rows](const Array& shard, const Array& batch) {
+        return grad([&](const Array& s) {
+          return loss(lax::all_gather(s, "x", 0, true), batch, rows);
+        })(shard);
+      },
+      mesh, {P("x"), P("x")}, {P("x")});
+  check_both(want, fsdp, w, xs);
+  // The same bits on every run.
+  const Array a = fsdp(w, xs), b = fsdp(w, xs);
+  CHECK(std::memcmp(a.buffer().data(), b.buffer().data(), a.buffer().nbytes()) == 0);
+}
+
+TEST_CASE("a process that never reaches the shard_map ends the job with a message", "[.abort]") {
+  const int64_t n = processes();
+  const Mesh mesh({n}, {"x"});
+  if (distributed::process_index() == n - 1) return;  // this one takes another path
+  auto total = shard_map([](const Array& a) { return lax::psum(a, "x"); }, mesh, {P("x")}, {P()});
+  UseInterpreter interp;
+  total(jnp::ones({n}));
+  FAIL("the shard_map returned without every process");
+}
+
+}  // namespace distributed_test
+}  // namespace cjax
