@@ -6,6 +6,7 @@
 #include "examples/registry.h"
 #include "ir/json/json.h"
 #include "ir/print/printer.h"
+#include "passes/comms.h"
 #include "plugin/loader.h"
 #include "tools/cjax/exit_codes.h"
 #include "tools/cjax/source.h"
@@ -47,6 +48,13 @@ int print_jaxpr(const Source& src, bool json, const Style& style, std::ostream& 
       out << jaxpr_to_json(j) << "\n";
     else
       out << (color ? colorize_jaxpr(to_string(j)) : to_string(j)) << "\n";
+    return kOk;
+  });
+}
+
+int print_comms(const Source& src, std::ostream& out, std::ostream& err) {
+  return guarded(err, describe(src), [&] {
+    out << format_comms(comms_report(load_jaxpr(src)));
     return kOk;
   });
 }

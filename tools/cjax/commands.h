@@ -28,5 +28,7 @@ int print_jaxpr(const Source& src, bool json, const Style& style, std::ostream& 
                 std::ostream& err);
 // `cjax --version`.
 int print_version(std::ostream& out);
+// `cjax comms`: the bytes each process sends per run, per collective (passes/comms.h).
+int print_comms(const Source& src, std::ostream& out, std::ostream& err);
 
 }  // namespace cjax::cli

@@ -304,6 +304,19 @@ Runner add_memory_command(CLI::App& app) {
   };
 }
 
+Runner add_comms_command(CLI::App& app) {
+  auto src = std::make_shared<Source>();
+  auto* cmd = add_command(app, "comms",
+                          "what each process sends per run: every collective of a shard_map "
+                          "program, with its bytes (docs/distributed.md)",
+                          "cjax comms prog.jaxpr");
+  add_source_options(cmd, *src);
+  return [src] {
+    check_source(*src);
+    return print_comms(*src, std::cout, std::cerr);
+  };
+}
+
 // The options of `app` (a command or the app itself) for check_command_line.
 std::vector<OptionSpec> option_specs(const CLI::App* app) {
   std::vector<OptionSpec> specs;
@@ -380,6 +393,7 @@ int main(int argc, char** argv) {
   add(add_lower_command);
   add(add_bench_command);
   add(add_memory_command);
+  add(add_comms_command);
 
   std::vector<CommandSpec> commands;
   for (const CLI::App* cmd : app.get_subcommands({}))

@@ -6,7 +6,7 @@ _cjax() {
   local cur prev cmd i
   cur=${COMP_WORDS[COMP_CWORD]}
   prev=${COMP_WORDS[COMP_CWORD-1]}
-  local commands="examples jaxpr residuals fwd-bwd grad run lower bench memory"
+  local commands="examples jaxpr residuals fwd-bwd grad run lower bench memory comms"
   cmd=""
   for ((i = 1; i < COMP_CWORD; i++)); do
     case " $commands " in *" ${COMP_WORDS[i]} "*) cmd=${COMP_WORDS[i]}; break ;; esac
@@ -59,6 +59,7 @@ _cjax() {
     lower) opts="$source_opts --target --emit --reference" ;;
     bench) opts="$autodiff_opts --wrt --repetitions -r --warmup --json --timing --step" ;;
     memory) opts="$source_opts --names --budgets --json --timing --plot" ;;
+    comms) opts="$source_opts" ;;
   esac
   if [[ $cur == -* ]]; then
     COMPREPLY=($(compgen -W "$opts --verbose" -- "$cur"))  # --verbose: the app's, after the command too

@@ -1,0 +1,102 @@
+// `cjax comms`'s report (passes/comms.h): the collectives of shard_map programs, their groups and
+// the bytes one process sends, against the counts worked out by hand.
+#include <catch2/catch.hpp>
+
+#include "cjax/api.h"
+#include "ir/parse/parser.h"
+#include "passes/comms.h"
+
+namespace cjax {
+namespace comms_test {
+
+namespace jnp = cjax::numpy;
+
+Array loss(const Array& w, const Array& xs) {
+  return jnp::sum(jnp::square(jnp::tanh(jnp::matmul(xs, w))));
+}
+
+TEST_CASE("comms: an FSDP gradient gathers the weights and scatters their gradient") {
+  const Mesh mesh({4}, {"x"});
+  auto fsdp = shard_map(
+      [](const Array& shard, const Array& batch) {
+        return grad([&](const Array& s) { return loss(lax::all_gather(s, "x", 0, true), batch); })(
+            shard);
+      },
+      mesh, {P("x"), P("x")}, {P("x")});
+  const Jaxpr j = make_jaxpr(fsdp)(ShapeDtype{DType::f32, {8, 3}}, ShapeDtype{DType::f32, {16, 8}});
+  const CommsReport r = comms_report(j);
+  REQUIRE(r.entries.size() == 3);
+  // The forward gathers the [2, 3] blocks: 3 other blocks of 24 bytes.
+  CHECK(r.entries[0].what == "all_gather");
+  CHECK(r.entries[0].group == 4);
+  CHECK(r.entries[0].operand.str_short() == "f32[2,3]");
+  CHECK(r.entries[0].bytes_per_call == 72);
+  // Its transpose scatters the [8, 3] gradient: 3/4 of 96 bytes.
+  CHECK(r.entries[1].what == "reduce_scatter");
+  CHECK(r.entries[1].operand.str_short() == "f32[8,3]");
+  CHECK(r.entries[1].bytes_per_call == 72);
+  // The output's [2, 3] blocks are gathered into the whole gradient.
+  CHECK(r.entries[2].what == "shard_map output 0");
+  CHECK(r.entries[2].axes == std::vector<std::string>{"x"});
+  CHECK(r.entries[2].bytes_per_call == 72);
+  CHECK(r.total_bytes() == 216);
+  CHECK_THAT(format_comms(r), Catch::Contains("total: 216 B sent by each process per run") &&
+                                  Catch::Contains("comms_test.cc"));
+}
+
+TEST_CASE("comms: groups of a 2-D mesh, loops and replicated outputs") {
+  const Mesh mesh({2, 4}, {"x", "y"});
+  auto f = shard_map(
+      [](const Array& a) {
+        auto step = [](const Array& c, const Array&) {
+          const Array summed = lax::psum(c, "y");
+          const Array swapped = lax::ppermute(c, "x", {{0, 1}, {1, 0}});
+          return std::pair{summed + swapped, c};
+        };
+        return lax::pmax(scan(step, a, jnp::zeros({5})).first, {"x", "y"});
+      },
+      mesh, {P("x", "y")}, {P()});
+  const CommsReport r = comms_report(make_jaxpr(f)(ShapeDtype{DType::f32, {4, 8}}));
+  REQUIRE(r.entries.size() == 3);
+  // Blocks are f32[2,2] (16 bytes). In the scan's body, five times: psum over y (a group of 4)
+  // sends 2 * 3/4 * 16 = 24 bytes, ppermute over x its 16 bytes.
+  CHECK(r.entries[0].what == "psum");
+  CHECK(r.entries[0].group == 4);
+  CHECK(r.entries[0].calls == 5);
+  CHECK(r.entries[0].bytes_per_call == 24);
+  CHECK(r.entries[1].what == "ppermute");
+  CHECK(r.entries[1].group == 2);
+  CHECK(r.entries[1].calls == 5);
+  CHECK(r.entries[1].bytes_per_call == 16);
+  // pmax over both axes: a group of 8, 2 * 7/8 * 16 = 28 bytes. The P() output gathers nothing.
+  CHECK(r.entries[2].what == "pmax");
+  CHECK(r.entries[2].group == 8);
+  CHECK(r.entries[2].bytes_per_call == 28);
+  CHECK(r.total_bytes() == 5 * 24 + 5 * 16 + 28);
+}
+
+TEST_CASE("comms: a program without collectives, and a parsed one") {
+  CHECK(format_comms(comms_report(make_jaxpr([](const Array& a) { return a * 2.0; })(
+            ShapeDtype{DType::f32, {3}}))) == "no communication: the program has no collective\n");
+  const JaxprRef j = parse_jaxpr(
+      "{ lambda ; a:f32[8]. let\n"
+      "    b:f32[8] = shard_map[\n"
+      "      check_vma=False\n"
+      "      in_specs=(P('x',),)\n"
+      "      jaxpr={ lambda ; c:f32[2]. let\n"
+      "          d:f32[2] = psum[axes=('x',) axis_index_groups=None] c\n"
+      "        in (d,) }\n"
+      "      mesh=Mesh('x': 4, axis_types=(Auto,))\n"
+      "      newly_manual_axes=frozenset({'x'})\n"
+      "      out_specs=(P('x',),)\n"
+      "    ] a\n"
+      "  in (b,) }");
+  CHECK(format_comms(comms_report(*j)) ==
+        "collective          axes  group  operand  calls  per call  sent\n"
+        "psum                x     4      f32[2]   1      12 B      12 B\n"
+        "shard_map output 0  x     4      f32[2]   1      24 B      24 B\n"
+        "total: 36 B sent by each process per run\n");
+}
+
+}  // namespace comms_test
+}  // namespace cjax
