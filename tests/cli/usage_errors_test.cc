@@ -58,10 +58,10 @@ TEST_CASE("usage: an unknown option is named, with the commands that have it") {
 TEST_CASE("usage: unknown and missing commands, stray arguments") {
   check_usage_error("bogus",
                     "cjax: unknown command 'bogus'; the commands are examples, jaxpr, residuals, "
-                    "fwd-bwd, grad, run, lower, bench, memory (see cjax --help)");
+                    "fwd-bwd, grad, run, lower, bench, memory, comms (see cjax --help)");
   check_usage_error("",
                     "cjax: a command is required: examples, jaxpr, residuals, fwd-bwd, grad, "
-                    "run, lower, bench, memory (see cjax --help)");
+                    "run, lower, bench, memory, comms (see cjax --help)");
   check_usage_error("jaxpr a.jaxpr b.jaxpr",
                     "cjax: jaxpr: unexpected argument b.jaxpr (a command reads one program: "
                     "--example, --plugin or a FILE)");
