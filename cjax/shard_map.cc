@@ -2,11 +2,26 @@
 
 #include <fmt/format.h>
 
+#include "cjax/backend.h"
 #include "cjax/bind.h"
 #include "ir/errors.h"
 #include "runtime/distributed.h"
+#include "runtime/interpreter.h"
 
 namespace cjax {
+
+namespace {
+
+// A shard_map's body runs on the installed back end (compiled once, cached by its text), unless
+// the interpreter is forced on this thread.
+std::vector<runtime::Buffer> run_body(const Jaxpr& body, std::span<const runtime::Buffer> blocks) {
+  std::shared_ptr<Backend> backend = current_backend();
+  if (!backend || interpreter_forced()) return runtime::eval_jaxpr(body, blocks);
+  return backend->run(body, {}, blocks);
+}
+const bool kBodyRunnerInstalled = (runtime::distributed::set_shard_map_body_runner(run_body), true);
+
+}  // namespace
 
 namespace distributed {
 void initialize() {

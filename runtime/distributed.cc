@@ -2,12 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
 
 #include "ir/errors.h"
 #include "runtime/distributed_backend.h"
+#include "runtime/interpreter.h"
 
 namespace cjax::runtime::distributed {
 namespace {
@@ -91,6 +93,22 @@ MeshScope::MeshScope(const MeshAxes& mesh) {
 
 MeshScope::~MeshScope() {
   meshes().pop_back();
+}
+
+namespace {
+std::atomic<BodyRunner>& body_runner() {
+  static std::atomic<BodyRunner> runner{nullptr};
+  return runner;
+}
+}  // namespace
+
+void set_shard_map_body_runner(BodyRunner runner) {
+  body_runner().store(runner);
+}
+
+std::vector<Buffer> run_shard_map_body(const Jaxpr& body, std::span<const Buffer> blocks) {
+  const BodyRunner runner = body_runner().load();
+  return runner && body.constvars.empty() ? runner(body, blocks) : eval_jaxpr(body, blocks);
 }
 
 const MeshAxes* current_mesh() {

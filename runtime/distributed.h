@@ -10,11 +10,14 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "ir/dtype.h"
+#include "ir/jaxpr.h"
 #include "ir/sharding.h"
+#include "runtime/buffer.h"
 
 namespace cjax::runtime::distributed {
 
@@ -64,5 +67,12 @@ void all_to_all(const std::vector<std::string>& axes, const void* in, void* out,
 // Sends `in` to member `to` and receives `out` from member `from` (either may be absent).
 void send_recv(const std::vector<std::string>& axes, const void* in, std::optional<int64_t> to,
                void* out, std::optional<int64_t> from, size_t bytes);
+
+// What runs a shard_map's body on this process's blocks: the interpreter unless the front end
+// installs its back end's compiler (cjax/shard_map.cc does), so that a body runs as native code
+// with its collectives as calls into this runtime.
+using BodyRunner = std::vector<Buffer> (*)(const Jaxpr& body, std::span<const Buffer> blocks);
+void set_shard_map_body_runner(BodyRunner runner);  // nullptr: the interpreter
+std::vector<Buffer> run_shard_map_body(const Jaxpr& body, std::span<const Buffer> blocks);
 
 }  // namespace cjax::runtime::distributed

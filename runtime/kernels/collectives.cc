@@ -167,7 +167,7 @@ void shard_map_kernel(const Params& params, std::span<const Buffer> in, std::spa
   }
   std::vector<Buffer> results;
   try {
-    results = eval_jaxpr(body, blocks);
+    results = dist::run_shard_map_body(body, blocks);
   } catch (const Error& e) {
     // The other processes may be waiting in a collective for this one: end them all.
     if (dist::process_count() > 1) dist::abort_all(e.what());

@@ -7,6 +7,7 @@
 #include <random>
 
 #include "cjax/api.h"
+#include "compiler/cpu/cpu_backend.h"
 #include "ir/parse/parser.h"
 #include "tests/cpu/compare.h"
 #include "tests/frontend/compiler_test_util.h"
@@ -163,6 +164,15 @@ TEST_CASE("shard_map over a one-device mesh runs in this process, interpreted an
   auto [y, index] = jit(f)(x);
   test::require_close(y.buffer(), (x * 2.0).buffer());
   CHECK(index.item() == 0);
+  // The body itself runs compiled: an eager call compiles it once (cached by its text).
+  auto* cpu = dynamic_cast<CpuBackend*>(current_backend().get());
+  REQUIRE(cpu);
+  auto g = shard_map([](const Array& a) { return jnp::sin(a) * 3.0; }, one, {P("x")}, {P("x")});
+  const size_t before = cpu->compiled_programs();
+  test::require_close(g(x).buffer(), (jnp::sin(x) * 3.0).buffer());
+  CHECK(cpu->compiled_programs() == before + 1);
+  g(x);
+  CHECK(cpu->compiled_programs() == before + 1);
 }
 
 TEST_CASE("shard_map over more devices than processes says how to start them") {
