@@ -13,11 +13,18 @@ namespace cjax {
 namespace {
 
 // A shard_map's body runs on the installed back end (compiled once, cached by its text), unless
-// the interpreter is forced on this thread.
+// the interpreter is forced on this thread. A body the back end cannot compile is interpreted:
+// compiling happens before any collective, so every process can fall back alike.
 std::vector<runtime::Buffer> run_body(const Jaxpr& body, std::span<const runtime::Buffer> blocks) {
   std::shared_ptr<Backend> backend = current_backend();
   if (!backend || interpreter_forced()) return runtime::eval_jaxpr(body, blocks);
-  return backend->run(body, {}, blocks);
+  std::shared_ptr<const PreparedProgram> program;
+  try {
+    program = backend->prepare(body);
+  } catch (const UnsupportedError&) {
+    return runtime::eval_jaxpr(body, blocks);
+  }
+  return program->run({}, blocks);
 }
 const bool kBodyRunnerInstalled = (runtime::distributed::set_shard_map_body_runner(run_body), true);
 
