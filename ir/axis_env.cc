@@ -32,6 +32,15 @@ std::optional<int64_t> bound_axis_size(std::string_view name) {
   return std::nullopt;
 }
 
+std::vector<std::string> axis_names_of(const ParamValue& axes) {
+  std::vector<std::string> out;
+  if (axes.is<std::string>()) out.push_back(axes.as<std::string>());
+  if (axes.is<ParamTuple>())
+    for (const ParamValue& a : axes.as<ParamTuple>().items)
+      if (a.is<std::string>()) out.push_back(a.as<std::string>());
+  return out;
+}
+
 std::string axis_env_key() {
   const auto count = static_cast<uint32_t>(env().size());
   std::string key(reinterpret_cast<const char*>(&count), sizeof count);

@@ -9,6 +9,9 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
+
+#include "ir/params.h"
 
 namespace cjax {
 
@@ -27,6 +30,10 @@ std::optional<int64_t> bound_axis_size(std::string_view name);
 // The bound axes as bytes, for cache keys: a trace made under one environment is not valid under
 // another (its collectives' names and sizes differ). Starts with the count of axes.
 std::string axis_env_key();
+
+// The axis names a collective's param holds: `'i'` or a tuple of names (`('i', 'j')`, whose
+// positional axes, ints, are skipped), in order.
+std::vector<std::string> axis_names_of(const ParamValue& axes);
 
 }  // namespace cjax
 

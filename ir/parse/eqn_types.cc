@@ -93,12 +93,9 @@ std::optional<AxisEnvScope> bind_implied_axis(const EqnDraft& d) {
   const ParamValue* name = d.params.find("axis_name");
   const ParamValue* concat = d.params.find("concat_axis");
   if (!name || !concat || !concat->is<int64_t>()) return std::nullopt;
-  std::string axis;
-  if (name->is<std::string>()) axis = name->as<std::string>();
-  if (name->is<ParamTuple>() && name->as<ParamTuple>().items.size() == 1 &&
-      name->as<ParamTuple>().items[0].is<std::string>())
-    axis = name->as<ParamTuple>().items[0].as<std::string>();
-  if (axis.empty() || bound_axis_size(axis)) return std::nullopt;
+  const std::vector<std::string> names = axis_names_of(*name);
+  if (names.size() != 1 || bound_axis_size(names[0])) return std::nullopt;
+  const std::string& axis = names[0];
   const Shape& in = d.inputs[0].aval().shape;
   const Shape& out = d.outs[0].aval.shape;
   const int64_t c = concat->as<int64_t>();

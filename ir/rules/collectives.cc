@@ -162,12 +162,7 @@ AvalList all_to_all_rule(Avals in, const Params& params) {
   expect_dtype("all_to_all", in, 0, kAny);
   expect_no_groups("all_to_all", params);
   bool_param("all_to_all", params, "tiled");
-  const ParamValue& names = param("all_to_all", params, "axis_name");
-  std::vector<std::string> axes;
-  if (names.is<std::string>()) axes.push_back(names.as<std::string>());
-  if (names.is<ParamTuple>())
-    for (const ParamValue& n : names.as<ParamTuple>().items)
-      if (n.is<std::string>()) axes.push_back(n.as<std::string>());
+  const std::vector<std::string> axes = axis_names_of(param("all_to_all", params, "axis_name"));
   if (axes.empty()) fail("all_to_all", "param 'axis_name' must name an axis");
   int64_t n = 1;
   for (const std::string& a : axes) {

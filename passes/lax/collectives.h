@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/axis_env.h"
 #include "passes/lax/elementwise.h"
 
 namespace cjax::lax_ops {
@@ -18,15 +19,8 @@ inline ParamValue collective_axes(const std::vector<std::string>& names) {
   return t;
 }
 
-// The axis names of a collective's axes param (its strings), in order.
-inline std::vector<std::string> axis_names_of(const ParamValue& axes) {
-  std::vector<std::string> out;
-  if (axes.is<std::string>()) out.push_back(axes.as<std::string>());
-  if (axes.is<ParamTuple>())
-    for (const ParamValue& a : axes.as<ParamTuple>().items)
-      if (a.is<std::string>()) out.push_back(a.as<std::string>());
-  return out;
-}
+// The axis names of a collective's axes param (its strings), in order (ir/axis_env.h).
+using cjax::axis_names_of;
 
 // psum, pmax or pmin (`prim`) of several operands in one eqn, as JAX binds a pytree's leaves.
 template <Emitter E>

@@ -5,6 +5,7 @@
 // form; under vmap every collective has become array ops before it runs.)
 #include <numeric>
 
+#include "ir/axis_env.h"
 #include "ir/jaxpr.h"
 #include "ir/sharding.h"
 #include "runtime/distributed.h"
@@ -14,15 +15,6 @@ namespace cjax::runtime {
 namespace {
 
 namespace dist = distributed;
-
-std::vector<std::string> axis_names(const ParamValue& v) {
-  std::vector<std::string> out;
-  if (v.is<std::string>()) out.push_back(v.as<std::string>());
-  if (v.is<ParamTuple>())
-    for (const ParamValue& a : v.as<ParamTuple>().items)
-      if (a.is<std::string>()) out.push_back(a.as<std::string>());
-  return out;
-}
 
 int64_t product(const Shape& s, size_t from, size_t to) {
   return std::accumulate(s.begin() + ptrdiff_t(from), s.begin() + ptrdiff_t(to), int64_t{1},
@@ -70,13 +62,13 @@ void copy_block(char* whole, const Shape& whole_shape, char* block, const Shape&
 
 void axis_index_kernel(const Params& params, std::span<const Buffer> in, std::span<Buffer> out) {
   check_arity(in, 0);
-  out[0].as<int32_t>()[0] = int32_t(dist::group_rank(axis_names(params.at("axis_name"))));
+  out[0].as<int32_t>()[0] = int32_t(dist::group_rank(axis_names_of(params.at("axis_name"))));
 }
 
 // Every member's operand, stacked along all_gather_dimension (tiled: joined along it).
 void all_gather_kernel(const Params& params, std::span<const Buffer> in, std::span<Buffer> out) {
   check_arity(in, 1);
-  const std::vector<std::string> axes = axis_names(params.at("axis_name"));
+  const std::vector<std::string> axes = axis_names_of(params.at("axis_name"));
   const int64_t n = dist::group_size(axes);
   const Shape& s = in[0].aval().shape;
   const size_t d = size_t(params.get_int("all_gather_dimension"));
@@ -91,7 +83,7 @@ void all_gather_kernel(const Params& params, std::span<const Buffer> in, std::sp
 void reduce_scatter_kernel(const Params& params, std::span<const Buffer> in,
                            std::span<Buffer> out) {
   check_arity(in, 1);
-  const std::vector<std::string> axes = axis_names(params.at("axis_name"));
+  const std::vector<std::string> axes = axis_names_of(params.at("axis_name"));
   const int64_t n = dist::group_size(axes);
   const Shape& s = in[0].aval().shape;
   const size_t d = size_t(params.get_int("scatter_dimension"));
@@ -106,7 +98,7 @@ void reduce_scatter_kernel(const Params& params, std::span<const Buffer> in,
 // Block j of split_axis to member j; the blocks received joined along concat_axis.
 void all_to_all_kernel(const Params& params, std::span<const Buffer> in, std::span<Buffer> out) {
   check_arity(in, 1);
-  const std::vector<std::string> axes = axis_names(params.at("axis_name"));
+  const std::vector<std::string> axes = axis_names_of(params.at("axis_name"));
   const int64_t n = dist::group_size(axes);
   const size_t split = size_t(params.get_int("split_axis"));
   const size_t concat = size_t(params.get_int("concat_axis"));
@@ -125,7 +117,7 @@ void all_to_all_kernel(const Params& params, std::span<const Buffer> in, std::sp
 // This member's operand to the destination its pair names; zeros where no pair sends here.
 void ppermute_kernel(const Params& params, std::span<const Buffer> in, std::span<Buffer> out) {
   check_arity(in, 1);
-  const std::vector<std::string> axes = axis_names(params.at("axis_name"));
+  const std::vector<std::string> axes = axis_names_of(params.at("axis_name"));
   const int64_t me = dist::group_rank(axes), n = dist::group_size(axes);
   std::optional<int64_t> to, from;
   for (const ParamValue& pair : params.at("perm").as<ParamTuple>().items) {
