@@ -18,6 +18,7 @@
 #include "passes/inline.h"
 #include "passes/positional_collectives.h"
 #include "passes/recompute_residuals.h"
+#include "passes/rematerialize.h"
 #include "passes/repeated_calls.h"
 #include "passes/vjp.h"
 
@@ -112,6 +113,8 @@ Jaxpr prepare_for_lowering(const Jaxpr& program, const PrepareOptions& options) 
   dump("reduce positional collectives", j);
   j = fold_transposed_dots(j);
   dump("fold transposed dots", j);
+  j = rematerialize_cheap_values(j, {.keep_repeated_calls = options.keep_repeated_calls});
+  dump("rematerialize cheap values", j);
   return j;
 }
 

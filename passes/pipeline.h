@@ -4,7 +4,7 @@
 //   training_step:        masked vjp -> dce of the gradients not asked for -> residual
 //                         recomputation
 //   prepare_for_lowering: inline calls -> expand remat -> drop forwarding eqns -> fold transposed
-//                         dots (in every body)
+//                         dots (in every body) -> cheap values recomputed at their late readers
 //
 // With CJAX_DUMP_PASSES set to anything but 0, each step prints its name and the jaxpr it made
 // to standard error (docs/architecture.md, "Pipelines").
@@ -45,8 +45,9 @@ struct PrepareOptions {
 
 // What the back ends compile: calls at the top level inlined (a jit body with consts stays a call,
 // lowered whole), remat2 expanded, values passed through a barrier or a name read from where
-// they were computed, batched while loops given a scalar condition (passes/batched_while.h), and
-// transposed dots folded in every body.
+// they were computed, batched while loops given a scalar condition (passes/batched_while.h),
+// transposed dots folded in every body, and cheap values recomputed at their late readers instead
+// of held (passes/rematerialize.h; call bodies inlined at every depth for it).
 Jaxpr prepare_for_lowering(const Jaxpr& program, const PrepareOptions& options = {});
 
 }  // namespace cjax
