@@ -287,13 +287,20 @@ void JaxprParser::parse_eqn(Scope& scope, Jaxpr& jaxpr) {
   Token prim = lex.next();
   if (!prim.is_ident()) fail_expected(prim, "a primitive name after '='");
   d.prim_name = std::string(prim.text);
+  // JAX names the scatters with a hyphen (`scatter-add`): one name, the '-' between two words.
+  while (lex.peek_char() == '-' && is_ident_start(lex.peek_char(1))) {
+    lex.advance();
+    Token word = lex.next();
+    d.prim_name.push_back('-');
+    d.prim_name.append(word.text);
+  }
   if (lex.peek_char() == '[') {
     std::vector<ShapedArray> call_outs;
     for (const char* c : {"jit", "pjit", "closed_call", "core_call"})
       if (prim.text == c)
         for (const auto& o : d.outs) call_outs.push_back(o.aval);
     call_out_types_.push_back(std::move(call_outs));
-    d.params = parse_params(prim.text);
+    d.params = parse_params(d.prim_name);
     call_out_types_.pop_back();
   }
   // It would print as a bare name, indistinguishable from an operand of the eqn before it.

@@ -10,6 +10,7 @@
 #include <random>
 
 #include "cjax/api.h"
+#include "ir/parse/parser.h"
 #include "tests/frontend/compiler_test_util.h"
 #include "tests/golden/golden.h"
 
@@ -61,6 +62,14 @@ TEST_CASE("embedding lookups, take_along_axis and .at print as JAX 0.11.2 printe
     return std::tuple{m, lo, hi};
   };
   CHECK(to_string(make_jaxpr(mul_min_max)(f32({3}), i32({1}))) == jax("at mul/min/max"));
+}
+
+TEST_CASE("the scatters' printed jaxprs read back: `scatter-add` is one primitive's name") {
+  for (const char* title : {"embedding grad", "at add indices", "at mul/min/max"}) {
+    INFO(title);
+    const std::string text = jax(title);
+    CHECK(to_string(*parse_jaxpr(text)) == text);
+  }
 }
 
 TEST_CASE("other advanced indexing prints as JAX's indexing code builds it") {
