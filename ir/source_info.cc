@@ -57,9 +57,13 @@ std::string short_function_name(const char* signature) {
 #define CJAX_SOURCE_ROOT ""
 #endif
 
+// A file under the checkout, named relative to it. scripts/build.sh lets ccache hand the compiler
+// paths relative to the build directory (`../examples/tutorial.cc`, CCACHE_BASEDIR), so that a
+// clone elsewhere hits the same cache entries: those lose their leading `../`.
 std::string_view display_file(const char* file) {
   std::string_view f = file, root = CJAX_SOURCE_ROOT;
   if (!root.empty() && f.starts_with(root)) f.remove_prefix(root.size());
+  while (f.starts_with("../")) f.remove_prefix(3);
   return f;
 }
 

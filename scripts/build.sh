@@ -18,8 +18,12 @@ elif [ "${1:-}" = "--bench" ]; then
 fi
 
 bash scripts/install-deps.sh
-# No CCACHE_BASEDIR: it makes ccache hand the compiler relative source paths, which would change
-# the file names std::source_location records (and so every residual report).
-unset CCACHE_BASEDIR
+# One compiler cache serves every clone on this machine (CI builds a fresh clone in another
+# folder): with CCACHE_BASEDIR at the checkout, ccache hands the compiler paths relative to the
+# build directory, so the same sources hit the same entries wherever they are checked out, and
+# with CCACHE_NOHASHDIR the sanitizer build's line tables do not key entries by directory.
+# std::source_location then records `../examples/tutorial.cc`, which reports print as
+# `examples/tutorial.cc` (ir/source_info.cc).
+export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
 cmake -S . -B "$build_dir" -G Ninja "${cmake_args[@]}" >/dev/null
 ninja -C "$build_dir" "$@"

@@ -21,7 +21,7 @@ if ! command -v "$cxx" >/dev/null; then
   echo "fuzz.sh: $cxx not found (apt-get install clang-19 libclang-rt-19-dev)" >&2
   exit 2
 fi
-unset CCACHE_BASEDIR
+export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1  # as scripts/build.sh
 cmake -S fuzz -B "$build_dir" -G Ninja -DCMAKE_CXX_COMPILER="$cxx" >/dev/null
 ninja -C "$build_dir" >/dev/null
 targets=()
