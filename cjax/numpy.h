@@ -165,6 +165,11 @@ Array pad(const Array& a, int64_t width, const Array& constant_values = 0, CJAX_
 // flips and concatenations, as JAX builds them: they differentiate and compile as those do.
 Array pad(const Array& a, std::vector<std::pair<int64_t, int64_t>> pad_width, std::string_view mode,
           std::string_view reflect_type = "even", CJAX_LOC);
+// The statistic modes: mode "maximum", "minimum" or "mean" pads each axis with that statistic
+// of its first and last stat_length elements (one pair per axis, or one for every axis; empty:
+// the whole axis, as the mode overload above does), rounded to even for integer arrays.
+Array pad(const Array& a, std::vector<std::pair<int64_t, int64_t>> pad_width, std::string_view mode,
+          std::vector<std::pair<int64_t, int64_t>> stat_length, CJAX_LOC);
 
 // ---- linear algebra
 // ----------------------------------------------------------------------------------- dot_general

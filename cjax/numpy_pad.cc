@@ -1,9 +1,11 @@
 // jnp.pad (jax/_src/numpy/lax_numpy.py: pad and its _pad_* helpers): JAX's `jit[name=_pad]` over
 // the array and the constant (0 in the modes that read none). The constant mode is one `pad` eqn
 // with the widths as numpy ints; edge, wrap, reflect and symmetric are built axis by axis from
-// slices, `_flip`s (jnp.flip's jit over `rev`) and concatenations, eqn for eqn as JAX builds them.
+// slices, `_flip`s (jnp.flip's jit over `rev`) and concatenations, eqn for eqn as JAX builds them;
+// maximum, minimum and mean from each axis' statistic repeated beside it (JAX's _pad_stats).
 #include <fmt/format.h>
 
+#include <functional>
 #include <string>
 
 #include "cjax/bind.h"
@@ -170,29 +172,119 @@ Array pad_mirrored(Array x, const std::vector<std::pair<int64_t, int64_t>>& widt
   return x;
 }
 
+bool is_statistic(std::string_view mode) {
+  return mode == "maximum" || mode == "minimum" || mode == "mean";
+}
+
+// jnp.round(x): its own jit; integers pass through it unchanged, floats round half to even.
+Array round_to_even(const Array& x, Loc src) {
+  auto impl = [src](std::span<const Array> args) -> std::vector<Array> {
+    if (!is_floating(args[0].dtype())) return {args[0]};
+    TraceEmitter e(src);
+    return {lax_ops::emit1(e, "round", {args[0]}, {{"rounding_method", int64_t{1}}})};
+  };
+  Array args[] = {x};
+  return detail::call_jitted("round", impl, args, src, "decimals=0")[0];
+}
+
+// JAX's _pad_stats: axis by axis, the statistic (amax, amin or mean, keeping the axis) of the
+// first and the last stat_length elements (all of them when stat_length is empty; at most the
+// axis' length), rounded for integer arrays, in the array's dtype, repeated to each width.
+Array pad_statistic(Array x, const std::vector<std::pair<int64_t, int64_t>>& widths,
+                    const std::vector<std::pair<int64_t, int64_t>>& stat_length,
+                    std::string_view mode, Loc src) {
+  auto statistic = [&](const Array& y, int64_t axis) {
+    const Axis along(axis);
+    if (mode == "maximum") return max(y, along, true, src);
+    if (mode == "minimum") return min(y, along, true, src);
+    return mean(y, along, true, std::nullopt, src);
+  };
+  for (int64_t i = 0; i < x.ndim(); ++i) {
+    if (empty_axis(x, i, widths, mode, src)) continue;
+    Array before, after;
+    if (stat_length.empty()) {
+      before = after = statistic(x, i);
+    } else {
+      const int64_t n = x.shape()[static_cast<size_t>(i)];
+      const int64_t lo = std::min(stat_length[static_cast<size_t>(i)].first, n);
+      const int64_t hi = std::min(stat_length[static_cast<size_t>(i)].second, n);
+      before = statistic(slice_in_dim(x, 0, lo, i, src), i);
+      after = statistic(slice_in_dim(x, -hi, n, i, src), i);
+    }
+    if (is_integer(x.dtype())) {
+      before = round_to_even(before, src);
+      after = round_to_even(after, src);
+    }
+    before = lax::convert_element_type(before, x.dtype(), x.weak_type(), src);
+    after = lax::convert_element_type(after, x.dtype(), x.weak_type(), src);
+    const auto [npad_before, npad_after] = widths[static_cast<size_t>(i)];
+    x = lax::concatenate(std::vector<Array>{repeat_edge(before, npad_before, i, src), x,
+                                            repeat_edge(after, npad_after, i, src)},
+                         i, src);
+  }
+  return x;
+}
+
+// The jit JAX's every non-constant mode runs in: over the array and the (unused) constant 0.
+Array call_pad(const Array& a, std::function<Array(const Array&)> body, Loc src) {
+  auto impl = [body](std::span<const Array> args) -> std::vector<Array> { return {body(args[0])}; };
+  Array args[] = {a, Array(0)};
+  return detail::call_jitted("_pad", impl, args, src)[0];
+}
+
 }  // namespace
+
+Array pad(const Array& a, std::vector<std::pair<int64_t, int64_t>> pad_width, std::string_view mode,
+          std::vector<std::pair<int64_t, int64_t>> stat_length, Loc src) {
+  if (!is_statistic(mode))
+    throw_type_error(src, fmt::format("pad: stat_length is for the maximum, minimum and mean "
+                                      "modes, not '{}'",
+                                      mode));
+  check_widths(a, pad_width, src);
+  if (!stat_length.empty()) {
+    if (stat_length.size() == 1 && a.ndim() != 1)
+      stat_length.assign(static_cast<size_t>(a.ndim()), stat_length[0]);
+    if (static_cast<int64_t>(stat_length.size()) != a.ndim())
+      throw_type_error(src, fmt::format("pad: {} stat_length pairs for an array of {} dimensions",
+                                        stat_length.size(), a.ndim()));
+    for (const auto& [lo, hi] : stat_length) {
+      if (lo < 0 || hi < 0) throw_type_error(src, "pad: index can't contain negative values");
+      if (lo == 0 || hi == 0)
+        throw_type_error(src, "pad: stat_length of 0 yields no value for padding");
+    }
+  }
+  return call_pad(
+      a,
+      [=, m = std::string(mode)](const Array& x) {
+        return pad_statistic(x, pad_width, stat_length, m, src);
+      },
+      src);
+}
 
 Array pad(const Array& a, std::vector<std::pair<int64_t, int64_t>> pad_width, std::string_view mode,
           std::string_view reflect_type, Loc src) {
   if (mode == "constant") return pad(a, std::move(pad_width), 0, src);
+  if (is_statistic(mode))
+    return pad(a, std::move(pad_width), mode, std::vector<std::pair<int64_t, int64_t>>{}, src);
   if (mode != "edge" && mode != "wrap" && mode != "reflect" && mode != "symmetric")
     throw UnsupportedError(location_prefix(src) +
                            fmt::format("pad: unimplemented padding mode '{}' (cjax has "
-                                       "constant, edge, wrap, reflect and symmetric)",
+                                       "constant, edge, wrap, reflect, symmetric, maximum, "
+                                       "minimum and mean)",
                                        mode));
   if (reflect_type != "even" && reflect_type != "odd")
     throw_type_error(
         src, fmt::format("pad: reflect_type must be 'even' or 'odd', not '{}'", reflect_type));
   check_widths(a, pad_width, src);
   const bool odd = reflect_type == "odd";
-  auto impl = [=, m = std::string(mode)](std::span<const Array> args) -> std::vector<Array> {
-    if (m == "edge") return {pad_edge(args[0], pad_width, src)};
-    if (m == "wrap") return {pad_wrap(args[0], pad_width, src)};
-    return {pad_mirrored(args[0], pad_width, m, odd, src)};
-  };
-  // JAX passes the (unused) constant 0 to the jit in every mode.
-  Array args[] = {a, Array(0)};
-  return detail::call_jitted("_pad", impl, args, src)[0];
+  return call_pad(
+      a,
+      [=, m = std::string(mode)](const Array& x) {
+        if (m == "edge") return pad_edge(x, pad_width, src);
+        if (m == "wrap") return pad_wrap(x, pad_width, src);
+        return pad_mirrored(x, pad_width, m, odd, src);
+      },
+      src);
 }
 
 }  // namespace cjax::numpy

@@ -257,10 +257,78 @@ TEST_CASE("jnp.pad's modes differentiate as the finite differences say") {
   }
 }
 
+// NumPy's results, worked out by hand (statistics of the array padded along the axes before).
+TEST_CASE("jnp.pad's maximum, minimum and mean modes pad with each axis' statistic") {
+  const Array v = array(std::vector<float>{1, 5, 2, 8}, Shape{4});
+  auto values = [](const Array& a) { return a.to_vector<double>(); };
+  using V = std::vector<double>;
+  CHECK(values(jnp::pad(v, {{2, 3}}, "maximum")) == V{8, 8, 1, 5, 2, 8, 8, 8, 8});
+  CHECK(values(jnp::pad(v, {{2, 3}}, "minimum")) == V{1, 1, 1, 5, 2, 8, 1, 1, 1});
+  CHECK(values(jnp::pad(v, {{2, 3}}, "mean")) == V{4, 4, 1, 5, 2, 8, 4, 4, 4});
+  // stat_length: the first 1 and the last 2 elements (a length past the axis means all of it).
+  CHECK(values(jnp::pad(v, {{2, 3}}, "maximum", {{1, 2}})) == V{1, 1, 1, 5, 2, 8, 8, 8, 8});
+  CHECK(values(jnp::pad(v, {{1, 1}}, "mean", {{1, 2}})) == V{1, 1, 5, 2, 8, 5});
+  CHECK(values(jnp::pad(v, {{1, 1}}, "mean", {{9, 9}})) == V{4, 1, 5, 2, 8, 4});
+  // Two axes: the second axis' means are of rows already padded along the first.
+  const Array m = array(std::vector<float>{1, 2, 3, 4, 5, 6}, Shape{2, 3});
+  CHECK(values(jnp::pad(m, {{1, 1}, {1, 0}}, "mean")) ==
+        V{3.5, 2.5, 3.5, 4.5, 2, 1, 2, 3, 5, 4, 5, 6, 3.5, 2.5, 3.5, 4.5});
+  // Integers: the mean rounded half to even (1.5 -> 2, 2.5 -> 2), in the array's dtype.
+  const Array i = jnp::pad(array(std::vector<int32_t>{1, 2}, Shape{2}), {{1, 1}}, "mean");
+  CHECK(i.dtype() == DType::i32);
+  CHECK(values(i) == V{2, 1, 2, 2});
+  CHECK(values(jnp::pad(array(std::vector<int32_t>{1, 4}, Shape{2}), {{1, 1}}, "mean")) ==
+        V{2, 1, 4, 2});
+  CHECK(values(jnp::pad(array(std::vector<int32_t>{7, -3}, Shape{2}), {{0, 2}}, "minimum")) ==
+        V{7, -3, -3, -3});
+  // Compiled as interpreted.
+  auto padded = [](const Array& a) { return jnp::pad(a, {{1, 2}, {0, 3}}, "mean", {{1, 2}}); };
+  const Array r = jnp::reshape(jnp::arange(12).astype(DType::f32) * 0.75f, {3, 4});
+  const std::vector<float> eager = padded(r).to_vector<float>(),
+                           compiled = jit(padded)(r).to_vector<float>();
+  REQUIRE(eager.size() == compiled.size());
+  for (size_t k = 0; k < eager.size(); ++k) CHECK(compiled[k] == Approx(eager[k]).epsilon(1e-6));
+}
+
+TEST_CASE("jnp.pad's statistic modes trace as JAX's _pad_stats and differentiate") {
+  auto mean_pad = [](const Array& a) { return jnp::pad(a, {{1, 2}}, "mean", {{2, 1}}); };
+  const std::string text = to_string(make_jaxpr(mean_pad)(ShapeDtype{DType::f32, {5}}));
+  CHECK(text.find("name=_pad") != std::string::npos);
+  CHECK(text.find("reduce_sum") != std::string::npos);  // _mean is an inlined jit: no call
+  CHECK(text.find("concatenate[dimension=0]") != std::string::npos);
+  auto int_mean = [](const Array& a) { return jnp::pad(a, {{1, 1}}, "mean"); };
+  const std::string int_text = to_string(make_jaxpr(int_mean)(ShapeDtype{DType::i32, {4}}));
+  CHECK(int_text.find("name=round") != std::string::npos);
+  CHECK(int_text.find("round[rounding_method=1]") != std::string::npos);
+  std::mt19937 rng(12);
+  for (const char* mode : {"maximum", "minimum", "mean"}) {
+    INFO(mode);
+    const Array x = testing::random_f64(rng, {3, 4});
+    const std::vector<std::pair<int64_t, int64_t>> widths = {{1, 2}, {2, 1}};
+    const int64_t out_size = jnp::pad(x, widths, mode, {{2, 3}}).size();
+    const Array w = jnp::cos(jnp::arange(out_size).astype(DType::f64));
+    auto loss = [&](const Array& a) {
+      return jnp::sum(jnp::ravel(jnp::pad(a, widths, mode, {{2, 3}})) * w);
+    };
+    const std::vector<double> g = grad(loss)(x).to_vector<double>();
+    const std::vector<double> fd = testing::numeric_grad(loss, x);
+    REQUIRE(g.size() == fd.size());
+    for (size_t i = 0; i < g.size(); ++i) CHECK(g[i] == Approx(fd[i]).margin(1e-6));
+  }
+}
+
 TEST_CASE("jnp.pad's modes refuse what JAX refuses, naming the mode") {
   const Array x = jnp::ones({2, 3});
   CHECK_THROWS_WITH(jnp::pad(x, {{1, 1}}, "median"),
                     Catch::Contains("unimplemented padding mode 'median'"));
+  CHECK_THROWS_WITH(jnp::pad(x, {{1, 1}}, "mean", {{0, 1}}),
+                    Catch::Contains("stat_length of 0 yields no value for padding"));
+  CHECK_THROWS_WITH(jnp::pad(x, {{1, 1}}, "edge", {{1, 1}}),
+                    Catch::Contains("stat_length is for the maximum, minimum and mean modes"));
+  CHECK_THROWS_WITH(jnp::pad(x, {{1, 1}}, "maximum", {{1, 1}, {1, 1}, {1, 1}}),
+                    Catch::Contains("3 stat_length pairs for an array of 2 dimensions"));
+  CHECK_THROWS_WITH(jnp::pad(jnp::ones({0, 3}), {{1, 0}, {0, 0}}, "mean"),
+                    Catch::Contains("cannot apply 'mean' padding to an empty axis"));
   CHECK_THROWS_WITH(jnp::pad(x, {{1, 1}}, "reflect", "sideways"),
                     Catch::Contains("reflect_type must be 'even' or 'odd'"));
   CHECK_THROWS_WITH(jnp::pad(jnp::ones({0, 3}), {{1, 0}, {0, 0}}, "wrap"),
