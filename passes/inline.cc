@@ -79,16 +79,16 @@ void inline_into(JaxprBuilder& b, const Jaxpr& j, std::unordered_map<Var, Atom, 
 
 }  // namespace
 
-namespace {
-
-struct KeptCalls;
-Jaxpr expand_remat(const Jaxpr& jaxpr, KeptCalls& kept);
-
 Atom read_env(const std::unordered_map<Var, Atom, VarHash>& env, const Atom& a) {
   if (a.is_literal()) return a;
   auto it = env.find(a.var());
   return it == env.end() ? a : it->second;
 }
+
+namespace {
+
+struct KeptCalls;
+Jaxpr expand_remat(const Jaxpr& jaxpr, KeptCalls& kept);
 
 // What expand_remat keeps: the repeated calls, and the expanded body of each (one jaxpr, shared).
 struct KeptCalls {

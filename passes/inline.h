@@ -4,6 +4,7 @@
 
 #include <span>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "ir/jaxpr.h"
@@ -16,6 +17,10 @@ namespace cjax {
 // Returns the atoms of callee's outvars.
 std::vector<Atom> inline_jaxpr(JaxprBuilder& b, const Jaxpr& callee, std::span<const Atom> consts,
                                std::span<const Atom> args);
+
+// What `a` stands for under a renaming of variables (a literal, or a variable `env` does not
+// map, stands for itself).
+Atom read_env(const std::unordered_map<Var, Atom, VarHash>& env, const Atom& a);
 
 // Replaces every `jit` eqn (recursively) by its body.
 Jaxpr inline_calls(const Jaxpr& jaxpr);

@@ -20,12 +20,6 @@ namespace {
 
 using Env = std::unordered_map<Var, Atom, VarHash>;
 
-Atom read(const Env& env, const Atom& a) {
-  if (a.is_literal()) return a;
-  auto it = env.find(a.var());
-  return it == env.end() ? a : it->second;
-}
-
 // One output computed a few instructions an element from its operands' elements at the same
 // index (or from nothing, an iota), or a broadcast: as cheap to recompute as to read back.
 bool cheap(const Eqn& e) {
@@ -157,13 +151,13 @@ bool copy_to_late_readers(Jaxpr& j, size_t min_bytes) {
           const Var& out = j.eqns[p].outputs[0];
           if (fresh.count(out)) continue;
           Eqn copy = j.eqns[p];
-          for (Atom& a : copy.inputs) a = read(fresh, a);
+          for (Atom& a : copy.inputs) a = read_env(fresh, a);
           copy.outputs = {Var(out.aval())};
           fresh.emplace(out, copy.outputs[0]);
           eqns.push_back(std::move(copy));
         }
       }
-      for (Atom& a : reader.inputs) a = read(fresh, a);
+      for (Atom& a : reader.inputs) a = read_env(fresh, a);
     }
     eqns.push_back(std::move(reader));
   }
@@ -187,7 +181,7 @@ class Rematerializer {
     Env env;
     flatten_into(b, j, env);
     std::vector<Atom> outs;
-    for (const Atom& a : j.outvars) outs.push_back(read(env, a));
+    for (const Atom& a : j.outvars) outs.push_back(read_env(env, a));
     Jaxpr flat = b.build(j.invars, std::move(outs), j.constvars, j.consts);
     flat.debug = j.debug;
     int round = 0;
@@ -202,7 +196,7 @@ class Rematerializer {
   void flatten_into(JaxprBuilder& b, const Jaxpr& j, Env& env) {
     for (const Eqn& e : j.eqns) {
       std::vector<Atom> ins;
-      for (const Atom& a : e.inputs) ins.push_back(read(env, a));
+      for (const Atom& a : e.inputs) ins.push_back(read_env(env, a));
       const Jaxpr* body = call_body(e);
       const std::string* key = repeated_ ? repeated_->key(e) : nullptr;
       if (body && body->constvars.empty() && !key) {
@@ -210,7 +204,7 @@ class Rematerializer {
         Env inner;
         flatten_into(nested, *body, inner);
         std::vector<Atom> body_outs;
-        for (const Atom& o : body->outvars) body_outs.push_back(read(inner, o));
+        for (const Atom& o : body->outvars) body_outs.push_back(read_env(inner, o));
         Jaxpr flat = nested.build(body->invars, std::move(body_outs));
         std::vector<Atom> outs = inline_jaxpr(b, flat, {}, ins);
         for (size_t i = 0; i < e.outputs.size(); ++i) env.emplace(e.outputs[i], outs[i]);

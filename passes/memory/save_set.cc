@@ -7,6 +7,7 @@
 #include "ir/primitive.h"
 #include "ir/rules/registry.h"
 #include "ir/sub_jaxprs.h"
+#include "passes/inline.h"
 #include "passes/memory/budget.h"
 #include "passes/policies.h"
 #include "passes/primitive_rules.h"
@@ -15,12 +16,6 @@ namespace cjax::memory {
 namespace {
 
 using Env = std::unordered_map<Var, Atom, VarHash>;
-
-Atom read(const Env& env, const Atom& a) {
-  if (a.is_literal()) return a;
-  auto it = env.find(a.var());
-  return it == env.end() ? a : it->second;
-}
 
 bool is_save_set_name(const Primitive& prim, const Params& params) {
   const ParamValue* name = params.find("name");
@@ -34,7 +29,7 @@ bool is_save_set_name(const Eqn& e) {
 
 // Appends `eqn` (its inputs read through `env`), then a name for each of its outputs when `named`.
 void emit(Jaxpr& out, Env& env, Eqn eqn, bool named) {
-  for (Atom& in : eqn.inputs) in = read(env, in);
+  for (Atom& in : eqn.inputs) in = read_env(env, in);
   const std::vector<Var> outputs = eqn.outputs;
   const SourceInfo source = eqn.source;
   out.eqns.push_back(std::move(eqn));
@@ -52,7 +47,7 @@ Jaxpr finish(const Jaxpr& like, Jaxpr out, const Env& env) {
   out.constvars = like.constvars;
   out.consts = like.consts;
   out.debug = like.debug;
-  for (const Atom& o : like.outvars) out.outvars.push_back(read(env, o));
+  for (const Atom& o : like.outvars) out.outvars.push_back(read_env(env, o));
   return out;
 }
 
@@ -122,7 +117,7 @@ Jaxpr drop(const Jaxpr& j) {
   auto renamed = [&](const Atom& a) -> Atom {
     if (a.is_var())
       if (auto it = rename.find(a.var()); it != rename.end()) return it->second;
-    return read(env, a);
+    return read_env(env, a);
   };
   Jaxpr out;
   for (const Eqn& e : j.eqns) {
