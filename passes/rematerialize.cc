@@ -33,13 +33,18 @@ struct Uses {
   std::unordered_map<const void*, std::vector<size_t>> readers;  // sorted; N for an outvar
   std::unordered_set<const void*> always;                        // invars and constvars
   // For each eqn, 1 + the index of the last eqn before it that is not cheap (0 if none): the
-  // eqns from there on fuse into one loop with it.
-  std::vector<size_t> run_start;
+  // eqns from there on fuse into one loop with it. And how many eqns before it are not cheap.
+  std::vector<size_t> run_start, loop_nests_before;
 
   explicit Uses(const Jaxpr& j) {
     const size_t n = j.eqns.size();
     run_start.resize(n + 1, 0);
-    for (size_t i = 1; i <= n; ++i) run_start[i] = cheap(j.eqns[i - 1]) ? run_start[i - 1] : i;
+    loop_nests_before.resize(n + 1, 0);
+    for (size_t i = 1; i <= n; ++i) {
+      const bool nest = !cheap(j.eqns[i - 1]);
+      run_start[i] = nest ? i : run_start[i - 1];
+      loop_nests_before[i] = loop_nests_before[i - 1] + (nest ? 1 : 0);
+    }
     for (const Var& v : j.invars) always.insert(v.id());
     for (const Var& v : j.constvars) always.insert(v.id());
     for (size_t i = 0; i < n; ++i) {
@@ -53,6 +58,12 @@ struct Uses {
   void add_reader(const Var& v, size_t i) {
     std::vector<size_t>& r = readers[v.id()];
     if (r.empty() || r.back() != i) r.push_back(i);
+  }
+  // Whether an eqn that is not cheap (a product, a reduction, a loop: its own loop nest, which an
+  // elementwise chain does not fuse across) runs strictly between eqns `from` and `to`. Without
+  // one, a value read at both fuses into their loop and is never held.
+  bool held_across_loop_nest(size_t from, size_t to) const {
+    return loop_nests_before[to] > loop_nests_before[from + 1];
   }
   // True when reading `x` at eqn `at` holds it across nothing it was not held across before: an
   // argument, an array small enough not to matter, or a value last read at or after `at`, or
@@ -102,15 +113,6 @@ Jaxpr drop_unread_cheap_eqns(Jaxpr j) {
   return j;
 }
 
-// Whether an eqn that is not cheap (a product, a reduction, a loop: its own loop nest, which an
-// elementwise chain does not fuse across) runs strictly between eqns `from` and `to`. Without
-// one, a value read at both fuses into their loop and is never held.
-bool held_across_loop_nest(const Jaxpr& j, size_t from, size_t to) {
-  for (size_t i = from + 1; i < to; ++i)
-    if (!cheap(j.eqns[i])) return true;
-  return false;
-}
-
 // One round over a flat body: every reader of a cheap value that is separated by a loop nest
 // from the value's first reader (or, for the first, from the value) gets its own copy of the
 // value's cone, when one can be made there. Returns false when nothing was copied.
@@ -126,7 +128,7 @@ bool copy_to_late_readers(Jaxpr& j, size_t min_bytes) {
     for (size_t k = 0; k < readers.size() && readers[k] < j.eqns.size(); ++k) {
       // The first reader, when the value would be held across a loop nest to reach it, gets a
       // copy too (the original is then dropped: the computation moves down to its reader).
-      if (!held_across_loop_nest(j, k == 0 ? i : readers[0], readers[k])) continue;
+      if (!uses.held_across_loop_nest(k == 0 ? i : readers[0], readers[k])) continue;
       std::vector<size_t> cone;
       std::unordered_set<size_t> seen;
       if (!collect_cone(j, uses, e.outputs[0], readers[k], cone, seen)) continue;
