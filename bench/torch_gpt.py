@@ -102,8 +102,11 @@ def status_kib(field):
     raise RuntimeError(f"no {field} in /proc/self/status")
 
 
-# How far resident memory rises during one step.
-def step_rss_growth(step, tokens, labels):
+# How far resident memory rises during one step, from a level read with the previous step's
+# gradients freed: the step frees them first (zero_grad(set_to_none=True)), and state_bytes does
+# not count them, so a level read with them resident would leave them out of the peak.
+def step_rss_growth(step, opt, tokens, labels):
+    opt.zero_grad(set_to_none=True)
     with open("/proc/self/clear_refs", "w") as f:
         f.write("5")  # resets VmHWM to the current VmRSS
     before = status_kib("VmRSS")
@@ -131,7 +134,7 @@ def main():
             tag = "checkpoint" if remat else "plain"
             if mode == "memory":
                 peak = state_bytes(model, opt, (tokens, labels)) + max(
-                    step_rss_growth(step, tokens, labels) for _ in range(3))
+                    step_rss_growth(step, opt, tokens, labels) for _ in range(3))
                 print(f"pytorch_eager {name} {tag} peak_bytes {peak} ({peak / 2**20:.1f} MiB)")
                 continue
             times = []
