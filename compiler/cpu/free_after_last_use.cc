@@ -7,15 +7,15 @@
 #include <vector>
 
 namespace cjax::lower {
-namespace {
 
-// The op of `block` that reads `buffer` last (through anything derived from it), or nullptr
-// when none does.
 mlir::Operation* last_reader_in_block(mlir::Value buffer, mlir::Block* block,
-                                      mlir::Operation* dealloc) {
+                                      mlir::Operation* dealloc,
+                                      llvm::DenseSet<mlir::Value>* derived_out) {
   mlir::Operation* last = nullptr;
   llvm::SmallVector<mlir::Value> work{buffer};
-  llvm::DenseSet<mlir::Value> derived{buffer};
+  llvm::DenseSet<mlir::Value> own;
+  llvm::DenseSet<mlir::Value>& derived = derived_out ? *derived_out : own;
+  derived.insert(buffer);
   auto add = [&](mlir::Value v) {
     if (derived.insert(v).second) work.push_back(v);
   };
@@ -24,17 +24,22 @@ mlir::Operation* last_reader_in_block(mlir::Value buffer, mlir::Block* block,
     for (mlir::OpOperand& use : v.getUses()) {
       mlir::Operation* user = use.getOwner();
       if (user == dealloc) continue;
-      // What may lead to the buffer: views (memref results, also of a loop or branch around
-      // the user that yields one) and its address taken as a number, with whatever is computed
-      // from that address. A value loaded from the buffer is data and leads nowhere.
+      // What may lead to the buffer: views (memref results, also of the loop or branch whose
+      // region yields one) and its address taken as a number, with whatever is computed from
+      // that address. A value loaded from the buffer is data and leads nowhere; so do the
+      // results of a loop that only reads the buffer in its body (a scan over its rows returns
+      // new arrays, not views of it).
       const bool address = !mlir::isa<mlir::BaseMemRefType>(v.getType());
       mlir::Operation* in_block = user;
+      bool reaches_results = true;
       for (;;) {
-        for (mlir::Value r : in_block->getResults())
-          if (address || mlir::isa<mlir::BaseMemRefType>(r.getType()) ||
-              mlir::isa<mlir::memref::ExtractAlignedPointerAsIndexOp>(in_block))
-            add(r);
+        if (reaches_results)
+          for (mlir::Value r : in_block->getResults())
+            if (address || mlir::isa<mlir::BaseMemRefType>(r.getType()) ||
+                mlir::isa<mlir::memref::ExtractAlignedPointerAsIndexOp>(in_block))
+              add(r);
         if (in_block->getBlock() == block) break;
+        reaches_results = in_block->hasTrait<mlir::OpTrait::IsTerminator>();
         in_block = in_block->getParentOp();
         if (!in_block) return dealloc;  // read outside the block: leave the dealloc where it is
       }
@@ -48,8 +53,6 @@ mlir::Operation* last_reader_in_block(mlir::Value buffer, mlir::Block* block,
   }
   return last;
 }
-
-}  // namespace
 
 void free_after_last_use(mlir::ModuleOp module) {
   std::vector<mlir::memref::DeallocOp> deallocs;

@@ -31,28 +31,31 @@
 #include "compiler/cpu/fusion.h"
 #include "compiler/cpu/lowering.h"
 #include "compiler/cpu/parallel_loops.h"
+#include "compiler/cpu/reuse_dying_buffers.h"
 #include "ir/errors.h"
 
 namespace cjax::lower {
 namespace {
 
 // After fuse_elementwise (elementwise chains as few loop nests on tensors), bufferization writes
-// results in place where it can (straight into the caller's output buffers); the loops become
-// scf.parallel nests. (Parsed into a module-anchored pass manager, so the pipeline is the module's
-// contents, without a builtin.module(...) wrapper.) eliminate-empty-tensors makes a loop whose
-// result is an output write the output's buffer instead of a fresh one that is then copied over.
-// Private functions (a repeated call's body, OutlinedCalls) take and return buffers of the
-// identity layout; a buffer one returns that it does not own is cloned (a copy, once
-// convert-bufferization-to-memref has run).
-const char* kToLoops =
+// results in place where it can (straight into the caller's output buffers). (Parsed into a
+// module-anchored pass manager, so the pipeline is the module's contents, without a
+// builtin.module(...) wrapper.) eliminate-empty-tensors makes a loop whose result is an output
+// write the output's buffer instead of a fresh one that is then copied over. Private functions (a
+// repeated call's body, OutlinedCalls) take and return buffers of the identity layout; a buffer one
+// returns that it does not own is cloned (a copy, once convert-bufferization-to-memref has run).
+const char* kToBuffers =
     "canonicalize,"
     "eliminate-empty-tensors,"
     "one-shot-bufferize{allow-return-allocs-from-loops bufferize-function-boundaries "
     "function-boundary-type-conversion=identity-layout-map},"
     "canonicalize,"
     "buffer-deallocation-pipeline,"
-    "convert-bufferization-to-memref,"
-    "func.func(convert-linalg-to-parallel-loops)";
+    "convert-bufferization-to-memref";
+// Then, with each buffer freed after its last reader and elementwise loops writing over the
+// operands they are the last to read (free_after_last_use, reuse_dying_buffers), the loops
+// become scf.parallel nests.
+const char* kLinalgToLoops = "func.func(convert-linalg-to-parallel-loops)";
 
 // Then to the LLVM dialect. With `parallel`, the parallel loops left become async tasks over the
 // async runtime's thread pool: one block per worker at most, none smaller than 16K iterations.
@@ -199,8 +202,10 @@ void run_pipeline(mlir::ModuleOp module, DiagnosticCollector& diags, bool parall
   if (mlir::failed(mlir::applyPatternsAndFoldGreedily(module, std::move(approximations))))
     throw Error(fmt::format("lower: rewriting tanh and erf failed: {}", diags.text()));
   fuse_elementwise(module);
-  run_passes(module, diags, kToLoops, "the MLIR pass pipeline");
+  run_passes(module, diags, kToBuffers, "the MLIR pass pipeline");
   free_after_last_use(module);
+  reuse_dying_buffers(module);
+  run_passes(module, diags, kLinalgToLoops, "the MLIR pass pipeline");
   shape_parallel_loops(module, kMinParallelElements, kParallelChunk, max_parallel_loops());
   run_passes(module, diags, to_llvm_pipeline(parallel && !async_runtime_symbols().empty()),
              "the MLIR pass pipeline");
