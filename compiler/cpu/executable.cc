@@ -168,11 +168,23 @@ void plan_whole(Executable::Impl& impl, mlir::ModuleOp module, const Jaxpr& jaxp
   plan.steps.push_back(std::move(step));
 }
 
+// A loop: its segment's inputs are held while it runs.
+bool runs_loop(const Eqn& e) {
+  return e.prim->name == "scan" || e.prim->name == "while";
+}
+
 // A segment starts at every dot_general (a layer's product and the elementwise work after it
 // are one segment, whether the product is a loop nest or a call into OpenBLAS) and at every
 // eqn the back end runs through a runtime call.
-bool starts_segment(const Eqn& e) {
-  return e.prim->name == "dot_general" || !find_lower_rule(*e.prim);
+bool starts_segment(const Eqn& next) {
+  return next.prim->name == "dot_general" || !find_lower_rule(*next.prim);
+}
+
+// In a program compiled as segments, a loop is also a segment of its own: a segment's inputs live
+// until it returns, so a value read only before the loop (the final norm's input, before the
+// backward pass's scan over the layers) would otherwise be held through every iteration.
+bool starts_segment_or_loop(const Eqn& previous, const Eqn& next) {
+  return starts_segment(next) || runs_loop(next) || runs_loop(previous);
 }
 
 // The segments of `jaxpr` (see segments.h) and their keys; a program is compiled as segments when
@@ -188,10 +200,13 @@ struct Segmentation {
 // so that no segment boundary separates a dot from the transpose folded into it; values passed
 // through a barrier or a name are read from where they were computed (a segment returning them
 // would copy them).
-Segmentation segment(Jaxpr prepared, const CompileOptions& options) {
+Segmentation segment(Jaxpr prepared, const CompileOptions& options, bool loops_apart) {
   Segmentation out;
   out.jaxpr = std::move(prepared);
-  out.segments = split_into_segments(out.jaxpr, options.max_segment_eqns, starts_segment);
+  out.segments = split_into_segments(
+      out.jaxpr, options.max_segment_eqns,
+      loops_apart ? std::function<bool(const Eqn&, const Eqn&)>(starts_segment_or_loop)
+                  : [](const Eqn&, const Eqn& next) { return starts_segment(next); });
   std::unordered_set<std::string> seen;
   for (size_t k = 0; k < out.segments.size(); ++k) {
     out.keys.push_back(segment_key(out.jaxpr, out.segments[k], k));
@@ -253,12 +268,16 @@ mlir::OwningOpRef<mlir::ModuleOp> lower_planned(mlir::MLIRContext& ctx, Executab
                                                 const Jaxpr& jaxpr, Jaxpr prepared,
                                                 const CompileOptions& options) {
   mlir::OwningOpRef<mlir::ModuleOp> module = new_module(ctx);
-  const Segmentation cut = segment(std::move(prepared), options);
+  // Whether to cut is decided on the segments without loops apart (which, equal loops being
+  // equal segments, would make a short program of several equal scans "repeat").
+  Segmentation cut = segment(prepared, options, /*loops_apart=*/false);
+  const bool repeats = cut.distinct < cut.segments.size();
+  const bool segmented = repeats || count_eqns(jaxpr) > options.max_whole_eqns;
+  if (segmented) cut = segment(std::move(prepared), options, /*loops_apart=*/true);
   std::optional<OutlinedCalls> outlined;
   if (options.outline_repeated_calls) outlined.emplace(cut.jaxpr);
   OutlinedCalls* calls = outlined ? &*outlined : nullptr;
-  const bool repeats = cut.distinct < cut.segments.size();
-  if (repeats || count_eqns(jaxpr) > options.max_whole_eqns)
+  if (segmented)
     plan_segments(impl, *module, cut, options.dot_path, calls);
   else
     plan_whole(impl, *module, cut.jaxpr, options.dot_path, calls);

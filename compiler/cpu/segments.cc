@@ -32,8 +32,9 @@ size_t count_eqns(const Jaxpr& jaxpr) {
   return n;
 }
 
-std::vector<Segment> split_into_segments(const Jaxpr& jaxpr, size_t max_eqns,
-                                         const std::function<bool(const Eqn&)>& starts_segment) {
+std::vector<Segment> split_into_segments(
+    const Jaxpr& jaxpr, size_t max_eqns,
+    const std::function<bool(const Eqn& previous, const Eqn& next)>& cuts_between) {
   const size_t n = jaxpr.eqns.size();
   const std::unordered_map<const void*, size_t> last_use = last_reads(jaxpr);
 
@@ -41,7 +42,8 @@ std::vector<Segment> split_into_segments(const Jaxpr& jaxpr, size_t max_eqns,
   std::unordered_map<const void*, size_t> defined_in;  // variable -> its segment
   for (size_t begin = 0; begin < n;) {
     size_t end = begin + 1;
-    while (end < n && end - begin < max_eqns && !starts_segment(jaxpr.eqns[end])) ++end;
+    while (end < n && end - begin < max_eqns && !cuts_between(jaxpr.eqns[end - 1], jaxpr.eqns[end]))
+      ++end;
     Segment s{begin, end, {}, {}, {}};
     const size_t k = segments.size();
     for (size_t i = begin; i < end; ++i) {

@@ -23,12 +23,13 @@ struct Segment {
   std::vector<Literal> literals;  // outputs that are literals (a segment of no eqns holds them)
 };
 
-// Cuts `jaxpr`'s eqns, in order, into segments: one starts at every eqn for which
-// `starts_segment` holds (the runtime calls, so that a layer's dot and the elementwise work after
-// it form one segment) and after every `max_eqns` eqns. Constvars count as inputs like invars.
-// The program's literal outputs come out of one last segment without eqns.
-std::vector<Segment> split_into_segments(const Jaxpr& jaxpr, size_t max_eqns,
-                                         const std::function<bool(const Eqn&)>& starts_segment);
+// Cuts `jaxpr`'s eqns, in order, into segments: one starts between every two eqns for which
+// `cuts_between(previous, next)` holds (at the runtime calls, so that a layer's dot and the
+// elementwise work after it form one segment) and after every `max_eqns` eqns. Constvars count
+// as inputs like invars. The program's literal outputs come out of one last segment without eqns.
+std::vector<Segment> split_into_segments(
+    const Jaxpr& jaxpr, size_t max_eqns,
+    const std::function<bool(const Eqn& previous, const Eqn& next)>& cuts_between);
 
 // The segment as a closed program over fresh variables: invars for its inputs, outvars for its
 // outputs then its literals.

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <limits>
 #include <random>
 
 #include "cjax/api.h"
@@ -72,10 +73,12 @@ void check_native(const Jaxpr& j, const lower::Executable& exe, const std::strin
   INFO(what);
   Counts c;
   count(j, c);
-  // Every call compiled in place: a body met at several places (a binomial schedule's ranges)
-  // would otherwise hold its loops once for all its calls.
-  const std::string mlir =
-      lower::lower_to_text(j, lower::Stage::mlir, what, {.outline_repeated_calls = false});
+  // Every call compiled in place, and the program as one function: a body met at several places
+  // (a binomial schedule's ranges) would otherwise hold its loops once for all its calls, and
+  // equal loops cut into segments of their own (a long program's) would be one function.
+  const std::string mlir = lower::lower_to_text(
+      j, lower::Stage::mlir, what,
+      {.max_whole_eqns = std::numeric_limits<size_t>::max(), .outline_repeated_calls = false});
   CHECK(occurrences(mlir, "scf.for") >= static_cast<size_t>(c.scan));
   CHECK(occurrences(mlir, "scf.if") >= static_cast<size_t>(c.cond2));
   CHECK(occurrences(mlir, "scf.index_switch") >= static_cast<size_t>(c.condn));

@@ -2,6 +2,8 @@
 // gradient give the interpreter's values (within the back end's float tolerance), reversed too.
 #include <catch2/catch.hpp>
 
+#include <limits>
+
 #include "cjax/api.h"
 #include "compiler/cpu/executable.h"
 #include "passes/vjp.h"
@@ -69,7 +71,10 @@ size_t count_of(const std::string& text, const std::string& what) {
 
 TEST_CASE("scan schedules compiled: a repeated range is one function, called where it repeats") {
   const VjpResult r = binomial_gradient();
-  const lower::CompileOptions inline_all{.outline_repeated_calls = false};
+  // Every call compiled in place, as one function (cut into segments, the equal loops would be
+  // shared as segments instead).
+  const lower::CompileOptions inline_all{.max_whole_eqns = std::numeric_limits<size_t>::max(),
+                                         .outline_repeated_calls = false};
   const std::string outlined = lower::lower_to_text(r.bwd, lower::Stage::mlir);
   const std::string inlined = lower::lower_to_text(r.bwd, lower::Stage::mlir, "", inline_all);
   INFO(count_of(outlined, "\n") << " lines outlined, " << count_of(inlined, "\n") << " inlined");
