@@ -180,13 +180,6 @@ bool starts_segment(const Eqn& next) {
   return next.prim->name == "dot_general" || !find_lower_rule(*next.prim);
 }
 
-// In a program compiled as segments, a loop is also a segment of its own: a segment's inputs live
-// until it returns, so a value read only before the loop (the final norm's input, before the
-// backward pass's scan over the layers) would otherwise be held through every iteration.
-bool starts_segment_or_loop(const Eqn& previous, const Eqn& next) {
-  return starts_segment(next) || runs_loop(next) || runs_loop(previous);
-}
-
 // The segments of `jaxpr` (see segments.h) and their keys; a program is compiled as segments when
 // it is long or when some of them repeat (a network's equal layers: each compiles once).
 struct Segmentation {
@@ -200,13 +193,17 @@ struct Segmentation {
 // so that no segment boundary separates a dot from the transpose folded into it; values passed
 // through a barrier or a name are read from where they were computed (a segment returning them
 // would copy them).
+// With `loops_apart` (a program compiled as segments), a loop is also a segment of its own: a
+// segment's inputs live until it returns, so a value read only before the loop (the final norm's
+// input, before the backward pass's scan over the layers) would otherwise be held through every
+// iteration.
 Segmentation segment(Jaxpr prepared, const CompileOptions& options, bool loops_apart) {
   Segmentation out;
   out.jaxpr = std::move(prepared);
-  out.segments = split_into_segments(
-      out.jaxpr, options.max_segment_eqns,
-      loops_apart ? std::function<bool(const Eqn&, const Eqn&)>(starts_segment_or_loop)
-                  : [](const Eqn&, const Eqn& next) { return starts_segment(next); });
+  auto cuts_between = [loops_apart](const Eqn& previous, const Eqn& next) {
+    return starts_segment(next) || (loops_apart && (runs_loop(previous) || runs_loop(next)));
+  };
+  out.segments = split_into_segments(out.jaxpr, options.max_segment_eqns, cuts_between);
   std::unordered_set<std::string> seen;
   for (size_t k = 0; k < out.segments.size(); ++k) {
     out.keys.push_back(segment_key(out.jaxpr, out.segments[k], k));

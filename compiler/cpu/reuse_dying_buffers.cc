@@ -30,16 +30,20 @@ bool used_from(mlir::memref::AllocOp alloc, mlir::Operation* op) {
   return true;
 }
 
-// An operand of `loop` it may write `out` over: a buffer of the same static type that the block
-// allocates and frees, that `loop` reads at the index it writes and reads last, and that none of
-// `loop`'s other operands reaches (a view of it read at another index would see the writes).
-mlir::Value dying_operand(mlir::linalg::GenericOp loop, mlir::MemRefType out,
-                          const llvm::DenseSet<mlir::Value>& taken) {
+// An operand of `loop` it may write `out` over, with its free: a buffer of the same static type
+// that the block allocates and frees, that `loop` reads at the index it writes and reads last, and
+// that none of `loop`'s other operands reaches (a view of it read at another index would see the
+// writes).
+struct Dying {
+  mlir::Value buffer;
+  mlir::memref::DeallocOp free;
+};
+Dying dying_operand(mlir::linalg::GenericOp loop, mlir::MemRefType out,
+                    const llvm::DenseSet<mlir::Value>& taken) {
   mlir::Block* block = loop->getBlock();
   for (mlir::OpOperand* in : loop.getDpsInputOperands()) {
     mlir::Value x = in->get();
-    if (x.getType() != out || taken.contains(x) ||
-        !loop.getMatchingIndexingMap(in).isIdentity())
+    if (x.getType() != out || taken.contains(x) || !loop.getMatchingIndexingMap(in).isIdentity())
       continue;
     auto alloc = x.getDefiningOp<mlir::memref::AllocOp>();
     if (!alloc || alloc->getBlock() != block) continue;
@@ -49,11 +53,10 @@ mlir::Value dying_operand(mlir::linalg::GenericOp loop, mlir::MemRefType out,
     if (last_reader_in_block(x, block, free, &derived) != loop.getOperation()) continue;
     bool alone = true;
     for (mlir::OpOperand& other : loop->getOpOperands())
-      if (derived.contains(other.get()) &&
-          (other.get() != x || !loop.isDpsInput(&other) ||
-           !loop.getMatchingIndexingMap(&other).isIdentity()))
+      if (derived.contains(other.get()) && (other.get() != x || !loop.isDpsInput(&other) ||
+                                            !loop.getMatchingIndexingMap(&other).isIdentity()))
         alone = false;
-    if (alone) return x;
+    if (alone) return {x, free};
   }
   return {};
 }
@@ -67,11 +70,11 @@ void reuse_in(mlir::linalg::GenericOp loop) {
         !alloc.getType().getLayout().isIdentity() || loop.payloadUsesValueFromOperand(&init) ||
         !loop.getMatchingIndexingMap(&init).isIdentity() || !used_from(alloc, loop))
       continue;
-    mlir::Value x = dying_operand(loop, alloc.getType(), taken);
-    if (!x) continue;
-    taken.insert(x);
-    free_in_block(x, loop->getBlock()).erase();  // the result's buffer, x now, is freed as it was
-    alloc.getResult().replaceAllUsesWith(x);
+    const Dying x = dying_operand(loop, alloc.getType(), taken);
+    if (!x.buffer) continue;
+    taken.insert(x.buffer);
+    x.free->erase();  // the result's buffer, x now, is freed where the result's was
+    alloc.getResult().replaceAllUsesWith(x.buffer);
     alloc.erase();
   }
 }

@@ -67,28 +67,36 @@ TEST_CASE("a loop body frees each intermediate after its last reader, every iter
   CHECK(stats.peak_bytes <= 2 * kMiB + 6 * kMiB);
 }
 
+// The peak bytes of one compiled run of `text` on random inputs, its results held to the
+// interpreter's.
+size_t checked_peak(const std::string& text, unsigned seed) {
+  JaxprRef j = parse_jaxpr(text);
+  auto exe = lower::compile(*j, "t");
+  const auto in = test::random_inputs(*j, -0.05, 0.05, seed);
+  lower::RunStats stats;
+  const auto out = exe->run(in, &stats);
+  check_same_as_interpreter(*j, in, out);
+  return stats.peak_bytes;
+}
+
 TEST_CASE("an elementwise loop writes its result over the product it is the last to read") {
   // exp(x @ w) @ v: the exp reads the first product last, so it writes over it; the arguments
   // and one [512,512] intermediate at a time, where a fresh buffer for the exp would be two.
-  JaxprRef j = parse_jaxpr(
+  const size_t peak = checked_peak(
       "{ lambda ; x:f32[512,512] w:f32[512,512] v:f32[512,1]. let "
       "a:f32[512,512] = dot_general[dimension_numbers=(([1], [0]), ([], [])) "
       "preferred_element_type=float32] x w; b:f32[512,512] = exp a; "
       "c:f32[512,1] = dot_general[dimension_numbers=(([1], [0]), ([], [])) "
-      "preferred_element_type=float32] b v in (c,) }");
-  auto exe = lower::compile(*j, "t");
-  const auto in = test::random_inputs(*j, -0.05, 0.05, 9);
-  lower::RunStats stats;
-  const auto out = exe->run(in, &stats);
-  check_same_as_interpreter(*j, in, out);
-  CHECK(stats.peak_bytes <= 3 * kMiB + (64 << 10));
+      "preferred_element_type=float32] b v in (c,) }",
+      9);
+  CHECK(peak <= 3 * kMiB + (64 << 10));
 }
 
 TEST_CASE(
     "a buffer a loop only reads is freed after its own last reader, not the loop's results'") {
   // A scan over the rows of tanh(x) returns their sum; two products follow. tanh(x) is dead once
   // the scan is done: the scan's result is a new array, not a view of it.
-  JaxprRef j = parse_jaxpr(
+  const size_t peak = checked_peak(
       "{ lambda ; x:f32[512,512] w:f32[512,512]. let y:f32[512,512] = tanh x; z:f32[512] = "
       "broadcast_in_dim[broadcast_dimensions=() shape=(512,) sharding=None] 0.0:f32[]; "
       "c:f32[512] = scan[_split_transpose=False jaxpr={ lambda ; h:f32[512] r:f32[512]. let "
@@ -98,14 +106,10 @@ TEST_CASE(
       "preferred_element_type=float32] x w; "
       "b:f32[512,512] = dot_general[dimension_numbers=(([1], [0]), ([], [])) "
       "preferred_element_type=float32] a w; s:f32[] = reduce_sum[axes=(0, 1)] b; "
-      "t:f32[] = reduce_sum[axes=(0,)] c; u:f32[] = add s t in (u,) }");
-  auto exe = lower::compile(*j, "t");
-  const auto in = test::random_inputs(*j, -0.05, 0.05, 10);
-  lower::RunStats stats;
-  const auto out = exe->run(in, &stats);
-  check_same_as_interpreter(*j, in, out);
+      "t:f32[] = reduce_sum[axes=(0,)] c; u:f32[] = add s t in (u,) }",
+      10);
   // The arguments and the two products; tanh(x) held to the end would be 1 MiB more.
-  CHECK(stats.peak_bytes <= 4 * kMiB + (64 << 10));
+  CHECK(peak <= 4 * kMiB + (64 << 10));
 }
 
 }  // namespace
