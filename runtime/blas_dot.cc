@@ -6,9 +6,12 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <optional>
 
 #include "ir/errors.h"
 #include "runtime/allocator.h"
+#include "runtime/kernels/kernel_util.h"
+#include "runtime/strided_copy.h"
 
 namespace cjax::runtime {
 namespace {
@@ -19,36 +22,76 @@ int64_t product(const Shape& shape, const std::vector<int64_t>& dims) {
   return p;
 }
 
-bool is_sorted_run(const std::vector<int64_t>& dims, int64_t first) {
-  for (size_t i = 0; i < dims.size(); ++i)
-    if (dims[i] != first + static_cast<int64_t>(i)) return false;
-  return true;
-}
-
-// How one operand becomes a gemm matrix per batch: its non-batch dims are `outer` then `inner`
-// in memory (outer = rows). Returns the permutation to pack it, or empty when it is laid out so.
-struct OperandLayout {
-  std::vector<int64_t> perm;
-  bool transposed = false;  // memory holds [contract, free] instead of the wanted order
+// One matrix axis made of `dims` flattened in that order: its extent and the stride between its
+// consecutive indices. Only a layout where each dim's stride is the next one's times that one's
+// size flattens so (dims of size 1 do not count). Stride 0: the axis has at most one index.
+struct Axis {
+  int64_t extent = 1, stride = 0;
 };
 
-// `first` and `second` are the dim lists the gemm wants in that order (free then contract for
-// lhs, contract then free for rhs); a transposed read accepts them swapped.
-OperandLayout layout_of(int64_t num_batch, const std::vector<int64_t>& first,
-                        const std::vector<int64_t>& second) {
-  OperandLayout l;
-  if (is_sorted_run(first, num_batch) &&
-      is_sorted_run(second, num_batch + static_cast<int64_t>(first.size())))
-    return l;
-  if (is_sorted_run(second, num_batch) &&
-      is_sorted_run(first, num_batch + static_cast<int64_t>(second.size()))) {
-    l.transposed = true;
-    return l;
+std::optional<Axis> flat_axis(const Shape& shape, const std::vector<int64_t>& strides,
+                              const std::vector<int64_t>& dims) {
+  Axis a;
+  int64_t expected = -1;
+  for (auto it = dims.rbegin(); it != dims.rend(); ++it) {
+    const auto d = static_cast<size_t>(*it);
+    a.extent *= shape[d];
+    if (shape[d] == 1) continue;
+    if (expected < 0)
+      a.stride = strides[d];
+    else if (strides[d] != expected)
+      return std::nullopt;
+    expected = strides[d] * shape[d];
   }
-  for (int64_t d = 0; d < num_batch; ++d) l.perm.push_back(d);
-  l.perm.insert(l.perm.end(), first.begin(), first.end());
-  l.perm.insert(l.perm.end(), second.begin(), second.end());
-  return l;
+  if (a.extent <= 1) a.stride = 0;
+  return a;
+}
+
+// Reads a [rows, cols] matrix in place when one of its axes is contiguous and the other steps
+// at least a whole row (BLAS's leading dimension): sets `transposed` and `ld`.
+bool read_in_place(const Axis& rows, const Axis& cols, DotOperand& o) {
+  const int64_t r = std::max<int64_t>(1, rows.extent), c = std::max<int64_t>(1, cols.extent);
+  if (cols.stride <= 1) {
+    o.transposed = false;
+    o.ld = rows.stride == 0 ? c : rows.stride;
+    if (o.ld >= c) return true;
+  }
+  if (rows.stride <= 1) {
+    o.transposed = true;
+    o.ld = cols.stride == 0 ? r : cols.stride;
+    if (o.ld >= r) return true;
+  }
+  return false;
+}
+
+// Plans one operand whose gemm matrix is `rows` x `cols` (lists of its dims, flattened in that
+// order) per index of its `batch` dims.
+DotOperand plan_operand(const Shape& shape, const std::vector<int64_t>& batch,
+                        const std::vector<int64_t>& rows, const std::vector<int64_t>& cols) {
+  DotOperand o;
+  o.shape = shape;
+  const std::vector<int64_t> strides = row_major_strides(shape);
+  const std::optional<Axis> r = flat_axis(shape, strides, rows),
+                            c = flat_axis(shape, strides, cols);
+  if (r && c && read_in_place(*r, *c, o)) {
+    for (int64_t d : batch) o.batch_strides.push_back(strides[static_cast<size_t>(d)]);
+    const int64_t natural_ld = std::max<int64_t>(1, o.transposed ? r->extent : c->extent);
+    const std::optional<Axis> b = flat_axis(shape, strides, batch);
+    o.dense = o.ld == natural_ld && b && (b->stride == 0 || b->stride == r->extent * c->extent);
+    return o;
+  }
+  o.perm = batch;
+  o.perm.insert(o.perm.end(), rows.begin(), rows.end());
+  o.perm.insert(o.perm.end(), cols.begin(), cols.end());
+  Shape packed;
+  for (int64_t d : o.perm) packed.push_back(shape[static_cast<size_t>(d)]);
+  const std::vector<int64_t> packed_strides = row_major_strides(packed);
+  o.batch_strides.assign(packed_strides.begin(),
+                         packed_strides.begin() + static_cast<std::ptrdiff_t>(batch.size()));
+  o.transposed = false;
+  o.ld = std::max<int64_t>(1, product(shape, cols));
+  o.dense = false;
+  return o;
 }
 
 void check_dims(const std::vector<int64_t>& dims, size_t rank, const char* what) {
@@ -62,35 +105,25 @@ void check_dims(const std::vector<int64_t>& dims, size_t rank, const char* what)
 }
 
 // Copies `src` (row-major `shape`) into row-major order of the permuted dims.
-template <class T>
-void permute_copy(const T* src, const Shape& shape, const std::vector<int64_t>& perm, T* dst) {
-  const size_t rank = shape.size();
-  std::vector<int64_t> strides(rank, 1), out_shape(rank), src_strides(rank), idx(rank, 0);
-  for (size_t i = 1; i < rank; ++i) strides[rank - 1 - i] = strides[rank - i] * shape[rank - i];
-  int64_t total = 1;
-  for (size_t i = 0; i < rank; ++i) {
-    out_shape[i] = shape[static_cast<size_t>(perm[i])];
-    src_strides[i] = strides[static_cast<size_t>(perm[i])];
-    total *= out_shape[i];
+void permute_copy(size_t elem_size, const void* src, const Shape& shape,
+                  const std::vector<int64_t>& perm, void* dst) {
+  const std::vector<int64_t> strides = row_major_strides(shape);
+  Shape out_shape;
+  std::vector<int64_t> src_strides;
+  for (int64_t d : perm) {
+    out_shape.push_back(shape[static_cast<size_t>(d)]);
+    src_strides.push_back(strides[static_cast<size_t>(d)]);
   }
-  int64_t off = 0;
-  for (int64_t i = 0; i < total; ++i) {
-    dst[i] = src[off];
-    for (size_t d = rank; d > 0; --d) {
-      off += src_strides[d - 1];
-      if (++idx[d - 1] < out_shape[d - 1]) break;
-      off -= src_strides[d - 1] * out_shape[d - 1];
-      idx[d - 1] = 0;
-    }
-  }
+  strided_copy(elem_size, out_shape, src, src_strides, dst, row_major_strides(out_shape));
 }
 
 template <class T>
-void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, const T* b, T* c) {
-  const auto tra = ta ? CblasTrans : CblasNoTrans;
-  const auto trb = tb ? CblasTrans : CblasNoTrans;
-  const auto lda = static_cast<blasint>(ta ? m : k), ldb = static_cast<blasint>(tb ? k : n);
-  const auto M = static_cast<blasint>(m), N = static_cast<blasint>(n), K = static_cast<blasint>(k);
+void gemm(const DotPlan& p, const T* a, const T* b, T* c) {
+  const auto tra = p.lhs.transposed ? CblasTrans : CblasNoTrans;
+  const auto trb = p.rhs.transposed ? CblasTrans : CblasNoTrans;
+  const auto lda = static_cast<blasint>(p.lhs.ld), ldb = static_cast<blasint>(p.rhs.ld);
+  const auto M = static_cast<blasint>(p.m), N = static_cast<blasint>(p.n);
+  const auto K = static_cast<blasint>(p.k);
   if constexpr (std::is_same_v<T, float>)
     cblas_sgemm(CblasRowMajor, tra, trb, M, N, K, 1.0f, a, lda, b, ldb, 0.0f, c, N);
   else
@@ -108,26 +141,40 @@ struct Scratch {
 
 template <class T>
 void run_typed(const DotPlan& plan, const T* lhs, const T* rhs, T* out) {
-  const int64_t a_size = plan.m * plan.k, b_size = plan.k * plan.n, c_size = plan.m * plan.n;
+  const int64_t c_size = plan.m * plan.n;
   if (plan.k == 0) {
     std::memset(out, 0, sizeof(T) * static_cast<size_t>(plan.batch * c_size));
     return;
   }
   if (plan.batch * c_size == 0) return;
   std::unique_ptr<Scratch> packed_lhs, packed_rhs;
-  if (!plan.lhs_perm.empty()) {
-    packed_lhs = std::make_unique<Scratch>(sizeof(T) * static_cast<size_t>(plan.batch * a_size));
-    permute_copy(lhs, plan.lhs_shape, plan.lhs_perm, static_cast<T*>(packed_lhs->p));
+  if (!plan.lhs.perm.empty()) {
+    packed_lhs =
+        std::make_unique<Scratch>(sizeof(T) * static_cast<size_t>(plan.batch * plan.m * plan.k));
+    permute_copy(sizeof(T), lhs, plan.lhs.shape, plan.lhs.perm, packed_lhs->p);
     lhs = static_cast<const T*>(packed_lhs->p);
   }
-  if (!plan.rhs_perm.empty()) {
-    packed_rhs = std::make_unique<Scratch>(sizeof(T) * static_cast<size_t>(plan.batch * b_size));
-    permute_copy(rhs, plan.rhs_shape, plan.rhs_perm, static_cast<T*>(packed_rhs->p));
+  if (!plan.rhs.perm.empty()) {
+    packed_rhs =
+        std::make_unique<Scratch>(sizeof(T) * static_cast<size_t>(plan.batch * plan.k * plan.n));
+    permute_copy(sizeof(T), rhs, plan.rhs.shape, plan.rhs.perm, packed_rhs->p);
     rhs = static_cast<const T*>(packed_rhs->p);
   }
-  for (int64_t i = 0; i < plan.batch; ++i)
-    gemm(plan.trans_lhs, plan.trans_rhs, plan.m, plan.n, plan.k, lhs + i * a_size, rhs + i * b_size,
-         out + i * c_size);
+  // An odometer over the batch dims, moving both operands' offsets as it counts.
+  const size_t nb = plan.batch_shape.size();
+  std::vector<int64_t> idx(nb, 0);
+  int64_t lo = 0, ro = 0;
+  for (int64_t i = 0; i < plan.batch; ++i) {
+    gemm(plan, lhs + lo, rhs + ro, out + i * c_size);
+    for (size_t d = nb; d > 0; --d) {
+      lo += plan.lhs.batch_strides[d - 1];
+      ro += plan.rhs.batch_strides[d - 1];
+      if (++idx[d - 1] < plan.batch_shape[d - 1]) break;
+      lo -= plan.lhs.batch_strides[d - 1] * plan.batch_shape[d - 1];
+      ro -= plan.rhs.batch_strides[d - 1] * plan.batch_shape[d - 1];
+      idx[d - 1] = 0;
+    }
+  }
 }
 
 }  // namespace
@@ -163,14 +210,8 @@ DotPlan plan_dot(const ShapedArray& lhs, const ShapedArray& rhs, const DotDimens
     throw TypeError("dot_general: lhs and rhs list different numbers of contracting or batch dims");
   DotPlan p;
   p.dtype = out.dtype;
-  p.lhs_shape = lhs.shape;
-  p.rhs_shape = rhs.shape;
-  const auto nb = static_cast<int64_t>(dn.lhs_batch.size());
-  // Batch dims that are not the leading dims (in order) are packed to the front.
-  const bool lhs_batch_leading = is_sorted_run(dn.lhs_batch, 0);
-  const bool rhs_batch_leading = is_sorted_run(dn.rhs_batch, 0);
-  // Contracting dims pair up in the order listed. An operand is read in place only when its
-  // contracting dims are an increasing run in that order, so both sides flatten K alike.
+  // Contracting dims pair up in the order listed, so both operands flatten K alike; free dims
+  // flatten in the output's order.
   const std::vector<int64_t>& lc = dn.lhs_contract;
   const std::vector<int64_t>& rc = dn.rhs_contract;
   const auto lf = dot_free_dims(static_cast<int64_t>(lhs.shape.size()), lc, dn.lhs_batch);
@@ -179,26 +220,19 @@ DotPlan plan_dot(const ShapedArray& lhs, const ShapedArray& rhs, const DotDimens
     if (lhs.shape[static_cast<size_t>(lc[i])] != rhs.shape[static_cast<size_t>(rc[i])])
       throw TypeError(fmt::format("dot_general: contracting dimensions differ in size: {} vs {}",
                                   lhs.str_short(), rhs.str_short()));
+  for (size_t i = 0; i < dn.lhs_batch.size(); ++i) {
+    const int64_t size = lhs.shape[static_cast<size_t>(dn.lhs_batch[i])];
+    if (size != rhs.shape[static_cast<size_t>(dn.rhs_batch[i])])
+      throw TypeError(fmt::format("dot_general: batch dimensions differ in size: {} vs {}",
+                                  lhs.str_short(), rhs.str_short()));
+    p.batch_shape.push_back(size);
+  }
   p.batch = product(lhs.shape, dn.lhs_batch);
   p.m = product(lhs.shape, lf);
   p.n = product(rhs.shape, rf);
   p.k = product(lhs.shape, lc);
-  auto plan_operand = [&](bool batch_leading, const std::vector<int64_t>& batch,
-                          const std::vector<int64_t>& first, const std::vector<int64_t>& second,
-                          std::vector<int64_t>& perm, bool& transposed) {
-    if (batch_leading) {
-      OperandLayout l = layout_of(nb, first, second);
-      perm = l.perm;
-      transposed = l.transposed;
-      return;
-    }
-    perm = batch;
-    perm.insert(perm.end(), first.begin(), first.end());
-    perm.insert(perm.end(), second.begin(), second.end());
-    transposed = false;
-  };
-  plan_operand(lhs_batch_leading, dn.lhs_batch, lf, lc, p.lhs_perm, p.trans_lhs);
-  plan_operand(rhs_batch_leading, dn.rhs_batch, rc, rf, p.rhs_perm, p.trans_rhs);
+  p.lhs = plan_operand(lhs.shape, dn.lhs_batch, lf, lc);
+  p.rhs = plan_operand(rhs.shape, dn.rhs_batch, rc, rf);
   return p;
 }
 

@@ -1,7 +1,7 @@
 // dot_general through the system BLAS (OpenBLAS): a plan made once per operand types (at compile
-// time for compiled code), then one strided-batched gemm per call. Operands whose dimensions are
-// not laid out as [batch..., free..., contract...] (or with free and contract swapped, which a
-// gemm reads transposed) are first packed into that layout.
+// time for compiled code), then one gemm per batch index. Operands are read in place wherever
+// their free and contracting dims each flatten to one strided axis (DotOperand); the rest are
+// first packed into [batch..., free..., contract...].
 #pragma once
 
 #include <cstdint>
@@ -13,13 +13,26 @@
 
 namespace cjax::runtime {
 
+// How the gemm reads one operand: per batch index a [rows, cols] matrix (m x k for the lhs,
+// k x n for the rhs) stored row-major with `ld` elements between rows, or stored transposed.
+// Strided views are read in place: the attention's [batch, seq, heads, head_dim] operands,
+// batched over (batch, heads), are matrices `heads * head_dim` apart. An operand whose dims do
+// not flatten so is first packed (`perm`) into [batch..., rows..., cols...].
+struct DotOperand {
+  Shape shape;
+  std::vector<int64_t> perm;  // empty: read in place
+  bool transposed = false;
+  int64_t ld = 1;
+  std::vector<int64_t> batch_strides;  // elements between batch indices, one per batch dim
+  // Read in place as consecutive matrices without gaps: what a strided-batched gemm takes.
+  bool dense = true;
+};
+
 struct DotPlan {
   DType dtype = DType::f32;
   int64_t batch = 1, m = 1, n = 1, k = 1;
-  bool trans_lhs = false, trans_rhs = false;
-  // A permutation that packs the operand into the gemm layout, or empty when none is needed.
-  std::vector<int64_t> lhs_perm, rhs_perm;
-  Shape lhs_shape, rhs_shape;
+  Shape batch_shape;  // the batch dims' sizes, in the dimension numbers' order
+  DotOperand lhs, rhs;
 };
 
 // The dimensions of a rank-`rank` dot_general operand that are neither contracted nor batch.

@@ -213,7 +213,13 @@ Segmentation segment(Jaxpr prepared, const CompileOptions& options, bool loops_a
   return out;
 }
 
-// The segments compiled once per key and called in order.
+// The segments compiled once per key and called in order. A loop's segment is handed the inputs
+// it is the last to read writable (lower_function), when an earlier segment allocated their
+// buffers for them alone (not forwarded, not outputs of the program): the loop's carry starts in
+// such a buffer instead of a copy of it, and an output of its type is returned in it (`tied`),
+// so that no output buffer is held while the loop runs. (Other segments are left as they are:
+// they write their outputs straight into fresh buffers, which a tie would turn into a copy at
+// the end, and a writable mask would split equal segments into several functions.)
 void plan_segments(Executable::Impl& impl, mlir::ModuleOp module, const Segmentation& cut,
                    DotPath dot_path, OutlinedCalls* outlined) {
   const Jaxpr& jaxpr = cut.jaxpr;
@@ -222,21 +228,22 @@ void plan_segments(Executable::Impl& impl, mlir::ModuleOp module, const Segmenta
   size_t next_slot = 0;
   for (const Var& v : jaxpr.constvars) slot_of[v.id()] = next_slot++;
   for (const Var& v : jaxpr.invars) slot_of[v.id()] = next_slot++;
-  std::unordered_map<std::string_view, size_t> function_of;
+  const size_t num_inputs = next_slot;
+  // Each distinct segment's program and forwarded outputs, then the steps' slots.
+  std::unordered_map<std::string_view, std::pair<Jaxpr, std::vector<int>>> program_of;
   std::unordered_map<size_t, size_t> last_reader;  // slot -> step
+  std::unordered_set<size_t> shared;               // slots whose buffer another slot holds too
   std::vector<size_t> literal_slots;
   for (size_t k = 0; k < cut.segments.size(); ++k) {
     const Segment& s = cut.segments[k];
-    auto [it, added] = function_of.emplace(cut.keys[k], plan.functions.size());
-    if (added) {
-      std::string name = fmt::format("segment{}", plan.functions.size());
-      const Jaxpr program = segment_program(jaxpr, s);
-      lower_function(module, program, plan.calls, impl.where, name, dot_path, false, outlined);
-      plan.functions.push_back(
-          {std::move(name), nullptr, program.out_avals(), forwarded_inputs(program)});
+    auto it = program_of.find(cut.keys[k]);
+    if (it == program_of.end()) {
+      Jaxpr program = segment_program(jaxpr, s);
+      std::vector<int> forwarded = forwarded_inputs(program);
+      it = program_of.emplace(cut.keys[k], std::pair{std::move(program), std::move(forwarded)})
+               .first;
     }
     Step step;
-    step.function = it->second;
     for (const Var& v : s.inputs) {
       step.inputs.push_back(slot_of.at(v.id()));
       last_reader[step.inputs.back()] = k;
@@ -246,6 +253,12 @@ void plan_segments(Executable::Impl& impl, mlir::ModuleOp module, const Segmenta
       step.outputs.push_back(next_slot++);
       literal_slots.push_back(step.outputs.back());
     }
+    const std::vector<int>& forwarded = it->second.second;
+    for (size_t i = 0; i < forwarded.size(); ++i)
+      if (forwarded[i] >= 0) {
+        shared.insert(step.inputs[static_cast<size_t>(forwarded[i])]);
+        shared.insert(step.outputs[i]);
+      }
     plan.steps.push_back(std::move(step));
   }
   plan.num_slots = next_slot;
@@ -257,6 +270,47 @@ void plan_segments(Executable::Impl& impl, mlir::ModuleOp module, const Segmenta
   std::unordered_set<size_t> kept(plan.output_slots.begin(), plan.output_slots.end());
   for (const auto& [slot, step] : last_reader)
     if (!kept.count(slot)) plan.steps[step].release.push_back(slot);
+  // One function per segment key and writable inputs.
+  std::unordered_map<std::string, size_t> function_of;
+  for (size_t k = 0; k < cut.segments.size(); ++k) {
+    Step& step = plan.steps[k];
+    const auto& [program, forwarded] = program_of.at(cut.keys[k]);
+    const bool loop = program.eqns.size() == 1 && runs_loop(program.eqns[0]);
+    std::vector<bool> writable;
+    std::string key = cut.keys[k];
+    std::vector<int> tied(forwarded.size(), -1);
+    if (loop) {
+      key += "|writable";
+      for (size_t slot : step.inputs) {
+        writable.push_back(slot >= num_inputs && last_reader.at(slot) == k && !kept.count(slot) &&
+                           !shared.count(slot));
+        key += writable.back() ? '1' : '0';
+      }
+      std::vector<bool> taken = writable;  // writable inputs not yet tied
+      for (size_t i = 0; i < tied.size(); ++i) {
+        if (forwarded[i] >= 0 || !program.outvars[i].is_var()) continue;
+        for (size_t j = 0; j < taken.size(); ++j)
+          if (taken[j] && program.invars[j].aval().same_type(program.outvars[i].aval())) {
+            tied[i] = static_cast<int>(j);
+            taken[j] = false;
+            key += fmt::format("|tie{}={}", i, j);
+            break;
+          }
+      }
+    }
+    auto [it, added] = function_of.emplace(std::move(key), plan.functions.size());
+    if (added) {
+      std::string name = fmt::format("segment{}", plan.functions.size());
+      lower_function(module, program, plan.calls, impl.where, name, dot_path, false, outlined,
+                     writable, tied);
+      // The executable hands a tied input's buffer back as the output, as a forwarded one.
+      std::vector<int> handed_back = forwarded;
+      for (size_t i = 0; i < tied.size(); ++i)
+        if (tied[i] >= 0) handed_back[i] = tied[i];
+      plan.functions.push_back({std::move(name), nullptr, program.out_avals(), handed_back});
+    }
+    step.function = it->second;
+  }
 }
 
 // The module of `jaxpr`'s functions, and in `impl` the plan that calls them; `prepared` is

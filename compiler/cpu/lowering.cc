@@ -6,6 +6,7 @@
 #include <mlir/Dialect/Func/IR/FuncOps.h>
 #include <mlir/Dialect/Linalg/IR/Linalg.h>
 #include <mlir/Dialect/MemRef/IR/MemRef.h>
+#include <mlir/Dialect/SCF/IR/SCF.h>
 #include <mlir/Dialect/Tensor/IR/Tensor.h>
 
 #include <map>
@@ -220,10 +221,31 @@ mlir::OwningOpRef<mlir::ModuleOp> new_module(mlir::MLIRContext& ctx) {
   return module;
 }
 
+namespace {
+
+// Writes `result` over the input buffer `dest` once everything is computed (a copy placed at the
+// end, so no read of the input's old values can come after it), unless the result already lies
+// there (bufferization may have computed it in place).
+void copy_into_input(mlir::OpBuilder& b, mlir::Location loc, mlir::Value result, mlir::Value dest) {
+  mlir::Value src = b.create<mlir::bufferization::ToMemrefOp>(loc, dest.getType(), result);
+  auto address = [&](mlir::Value m) {
+    return b.create<mlir::memref::ExtractAlignedPointerAsIndexOp>(loc, m).getResult();
+  };
+  mlir::Value elsewhere = b.create<mlir::arith::CmpIOp>(loc, mlir::arith::CmpIPredicate::ne,
+                                                        address(src), address(dest));
+  auto if_op = b.create<mlir::scf::IfOp>(loc, elsewhere, /*withElseRegion=*/false);
+  mlir::OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(if_op.thenBlock());
+  b.create<mlir::memref::CopyOp>(loc, src, dest);
+}
+
+}  // namespace
+
 void lower_function(mlir::ModuleOp module, const Jaxpr& jaxpr,
                     std::vector<std::unique_ptr<RuntimeCall>>& calls, const std::string& where,
                     const std::string& name, DotPath dot_path, bool memory_transfers,
-                    OutlinedCalls* outlined) {
+                    OutlinedCalls* outlined, const std::vector<bool>& writable,
+                    const std::vector<int>& tied) {
   mlir::OpBuilder b(module.getContext());
   const mlir::Location loc = b.getUnknownLoc();
   b.setInsertionPointToEnd(module.getBody());
@@ -235,17 +257,20 @@ void lower_function(mlir::ModuleOp module, const Jaxpr& jaxpr,
   for (const ShapedArray& a : in_avals) arg_types.push_back(memref_type(b, a, "argument"));
   // Outputs that are inputs are handed back by the executable as they are: no buffer, no copy.
   const std::vector<int> forwarded = forwarded_inputs(jaxpr);
+  auto tied_input = [&](size_t i) { return i < tied.size() && forwarded[i] < 0 ? tied[i] : -1; };
   std::vector<size_t> out_arg(jaxpr.outvars.size(), 0);  // output i's memref argument index
   size_t next_out = in_avals.size();
   for (size_t i = 0; i < jaxpr.outvars.size(); ++i) {
-    if (forwarded[i] >= 0) continue;
+    if (tied_input(i) >= 0) out_arg[i] = static_cast<size_t>(tied_input(i));
+    if (forwarded[i] >= 0 || tied_input(i) >= 0) continue;
     out_arg[i] = next_out++;
     arg_types.push_back(memref_type(b, jaxpr.outvars[i].aval(), "output"));
   }
   auto func = b.create<mlir::func::FuncOp>(loc, name, b.getFunctionType(arg_types, {}));
   func->setAttr("llvm.emit_c_interface", b.getUnitAttr());
   // Every buffer argument can be taken as noalias (mark_noalias_buffers): outputs are fresh
-  // buffers of their own, and inputs, which may share a buffer, are only read.
+  // buffers of their own, inputs that may share a buffer are only read, and a writable input
+  // shares its buffer with no other.
   func->setAttr(kNoaliasBuffers, b.getUnitAttr());
   mlir::Block* entry = func.addEntryBlock();
   b.setInsertionPointToStart(entry);
@@ -256,8 +281,8 @@ void lower_function(mlir::ModuleOp module, const Jaxpr& jaxpr,
   auto memref_arg = [&](size_t k) { return entry->getArgument(static_cast<unsigned>(k + 1)); };
   std::vector<mlir::Value> args;
   for (size_t i = 0; i < in_avals.size(); ++i)
-    args.push_back(
-        b.create<mlir::bufferization::ToTensorOp>(loc, memref_arg(i), /*restrict=*/true));
+    args.push_back(b.create<mlir::bufferization::ToTensorOp>(
+        loc, memref_arg(i), /*restrict=*/true, /*writable=*/i < writable.size() && writable[i]));
   // An output a runtime call produces may be written straight into the caller's buffer, when it
   // is returned once and is not also an input.
   std::unordered_map<const void*, int> uses;
@@ -267,7 +292,7 @@ void lower_function(mlir::ModuleOp module, const Jaxpr& jaxpr,
   for (const Var& v : jaxpr.invars) uses[v.id()] += 2;
   for (size_t i = 0; i < jaxpr.outvars.size(); ++i) {
     const Atom& a = jaxpr.outvars[i];
-    if (a.is_var() && uses[a.var().id()] == 1)
+    if (a.is_var() && uses[a.var().id()] == 1 && tied_input(i) < 0)
       state.output_buffers[a.var().id()] = memref_arg(out_arg[i]);
   }
 
@@ -275,6 +300,10 @@ void lower_function(mlir::ModuleOp module, const Jaxpr& jaxpr,
   for (size_t i = 0; i < results.size(); ++i) {
     if (forwarded[i] >= 0) continue;
     mlir::Value dest = memref_arg(out_arg[i]);
+    if (tied_input(i) >= 0) {
+      copy_into_input(b, loc, results[i], dest);
+      continue;
+    }
     // A result already in its buffer (to_tensor of that very buffer) needs no copy.
     if (auto t = results[i].getDefiningOp<mlir::bufferization::ToTensorOp>();
         t && t.getMemref() == dest)

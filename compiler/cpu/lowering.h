@@ -93,11 +93,18 @@ mlir::OwningOpRef<mlir::ModuleOp> new_module(mlir::MLIRContext& ctx);
 // indexed by the calls' positions in `calls` (shared by every function of the module); passing it
 // at run time keeps addresses out of the IR, so `cjax lower` prints the same module every time.
 // With `outlined`, the repeated calls it names become calls of private functions
-// `@body<N>(call_table, args...) -> results` on tensors, one per body.
+// `@body<N>(call_table, args...) -> results` on tensors, one per body. The inputs that
+// `writable` marks (by position among constvars then invars) are buffers the caller hands over:
+// no other argument shares them and nothing reads them after the call, so the function may
+// write over them (a loop's carry starts in its init's buffer instead of a copy of it). An
+// output that `tied` gives a writable input (per outvar, the input's position or -1) has no
+// buffer of its own: it is copied into that input's buffer as the function returns, and the
+// executable hands that buffer back as the output (as for a forwarded input).
 void lower_function(mlir::ModuleOp module, const Jaxpr& jaxpr,
                     std::vector<std::unique_ptr<RuntimeCall>>& calls, const std::string& where,
                     const std::string& name, DotPath dot_path = DotPath::by_size,
-                    bool memory_transfers = false, OutlinedCalls* outlined = nullptr);
+                    bool memory_transfers = false, OutlinedCalls* outlined = nullptr,
+                    const std::vector<bool>& writable = {}, const std::vector<int>& tied = {});
 
 // For each outvar, the position among (constvars, invars) of the input it returns unchanged, or
 // -1. Such outputs get no buffer in main's signature: the executable returns the input itself.

@@ -45,14 +45,17 @@ class DotCall final : public RuntimeCall {
   DotCall(runtime::DotPlan plan, const Eqn& e) : plan_(std::move(plan)), eqn_(e) {}
   void run(void* const* p) const override { runtime::run_dot(plan_, p[0], p[1], p[2]); }
   std::string describe() const override {
-    // The gemm as BLAS runs it: op(A)[m,k] @ op(B)[k,n], each operand read transposed ("^T")
-    // or first packed into the gemm layout ("packed"), times the batch.
-    auto operand = [](bool trans, bool packed) {
-      return fmt::format("{}{}", trans ? "^T" : "", packed ? " packed" : "");
+    // The gemm as BLAS runs it: op(A)[m,k] @ op(B)[k,n], each operand read transposed ("^T"),
+    // in place from a strided view ("strided") or first packed into the gemm layout ("packed"),
+    // times the batch.
+    auto operand = [](const runtime::DotOperand& o) {
+      return fmt::format("{}{}", o.transposed ? "^T" : "",
+                         !o.perm.empty() ? " packed"
+                         : o.dense       ? ""
+                                         : " strided");
     };
     return fmt::format("dot_general via BLAS: {} x [{}x{}]{} @ [{}x{}]{}", plan_.batch, plan_.m,
-                       plan_.k, operand(plan_.trans_lhs, !plan_.lhs_perm.empty()), plan_.k, plan_.n,
-                       operand(plan_.trans_rhs, !plan_.rhs_perm.empty()));
+                       plan_.k, operand(plan_.lhs), plan_.k, plan_.n, operand(plan_.rhs));
   }
   std::string jaxpr_text() const override { return eqn_.jaxpr_text(); }
 

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstring>
 #include <new>
+#include <span>
 #include <unordered_set>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "ir/byte_size.h"
 #include "ir/errors.h"
 #include "runtime/allocator.h"
+#include "runtime/strided_copy.h"
 
 namespace cjax::lower {
 namespace {
@@ -85,26 +87,10 @@ extern "C" void cjax_memref_copy(int64_t elem_size, UnrankedDescriptor* src,
   const auto* d = static_cast<const int64_t*>(dst->descriptor);
   char* src_base = reinterpret_cast<char*>(s[1]) + s[2] * elem_size;
   char* dst_base = reinterpret_cast<char*>(d[1]) + d[2] * elem_size;
-  const int64_t* sizes = s + 3;
-  const int64_t* src_strides = s + 3 + rank;
-  const int64_t* dst_strides = d + 3 + rank;
-  int64_t total = 1;
-  for (int64_t i = 0; i < rank; ++i) total *= sizes[i];
-  std::vector<int64_t> idx(static_cast<size_t>(rank), 0);
-  int64_t so = 0, dof = 0;
-  for (int64_t n = 0; n < total; ++n) {
-    std::memcpy(dst_base + dof * elem_size, src_base + so * elem_size,
-                static_cast<size_t>(elem_size));
-    for (int64_t k = rank; k > 0; --k) {
-      const auto u = static_cast<size_t>(k - 1);
-      so += src_strides[k - 1];
-      dof += dst_strides[k - 1];
-      if (++idx[u] < sizes[k - 1]) break;
-      so -= src_strides[k - 1] * sizes[k - 1];
-      dof -= dst_strides[k - 1] * sizes[k - 1];
-      idx[u] = 0;
-    }
-  }
+  const auto n = static_cast<size_t>(rank);
+  runtime::strided_copy(static_cast<size_t>(elem_size), std::span<const int64_t>(s + 3, n),
+                        src_base, std::span<const int64_t>(s + 3 + rank, n), dst_base,
+                        std::span<const int64_t>(d + 3 + rank, n));
 }
 
 }  // namespace

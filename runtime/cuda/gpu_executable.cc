@@ -48,7 +48,7 @@ Call prepare_call(const std::string& text) {
     c.plan =
         plan_dot(c.in_avals[0], c.in_avals[1],
                  DotDimensionNumbers::from_param(e.params.at("dimension_numbers")), c.out_avals[0]);
-    c.cublas = c.plan.lhs_perm.empty() && c.plan.rhs_perm.empty();
+    c.cublas = c.plan.lhs.dense && c.plan.rhs.dense;
   }
   if (e.prim->name == "device_put")
     if (auto kind = lax_params::device_put_memory_kind(e.params))
@@ -59,8 +59,8 @@ Call prepare_call(const std::string& text) {
                         c.transfer == Call::Transfer::to_device ? "device" : "pinned host")
       : c.cublas
           ? fmt::format("dot_general via cuBLAS: {} x [{}x{}]{} @ [{}x{}]{}", c.plan.batch,
-                        c.plan.m, c.plan.k, c.plan.trans_lhs ? "^T" : "", c.plan.k, c.plan.n,
-                        c.plan.trans_rhs ? "^T" : "")
+                        c.plan.m, c.plan.k, c.plan.lhs.transposed ? "^T" : "", c.plan.k, c.plan.n,
+                        c.plan.rhs.transposed ? "^T" : "")
           : fmt::format("{} on the host (the interpreter's kernel, operands copied both ways)",
                         e.prim->name);
   return c;
@@ -69,9 +69,8 @@ Call prepare_call(const std::string& text) {
 // out (row-major) = lhs . rhs as a column-major gemm: out^T = rhs^T . lhs^T.
 void run_cublas(const DotPlan& p, uint64_t lhs, uint64_t rhs, uint64_t out, void* stream) {
   if (p.m == 0 || p.n == 0 || p.batch == 0) return;
-  gemm_strided_batched(p.dtype, p.trans_rhs, p.trans_lhs, p.n, p.m, p.k, rhs,
-                       p.trans_rhs ? p.k : p.n, p.k * p.n, lhs, p.trans_lhs ? p.m : p.k, p.m * p.k,
-                       out, p.n, p.m * p.n, p.batch, stream);
+  gemm_strided_batched(p.dtype, p.rhs.transposed, p.lhs.transposed, p.n, p.m, p.k, rhs, p.rhs.ld,
+                       p.k * p.n, lhs, p.lhs.ld, p.m * p.k, out, p.n, p.m * p.n, p.batch, stream);
 }
 
 double now_ms() {

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <string>
+#include <vector>
 
 #include "compiler/cpu/executable.h"
 #include "ir/parse/parser.h"
@@ -81,6 +82,38 @@ TEST_CASE("a loop-nest dot does not absorb its operands' producers") {
   const size_t division = llvm.find("llvm.fdiv");  // the tanh polynomial's one division
   REQUIRE(division != std::string::npos);
   CHECK(llvm.find("llvm.br", division) < llvm.find("llvm.fadd", division));
+}
+
+std::vector<std::string> blas_calls(const Jaxpr& j) {
+  lower::CompileOptions options;
+  options.dot_path = lower::DotPath::blas;
+  return lower::compile(j, "test", options)->compile_stats().runtime_calls;
+}
+
+// Attention's products batch over (batch, heads) of [batch, seq, heads, head_dim] arrays: each
+// head's matrix is a strided view, read in place, never packed. A contracting pair that does not
+// flatten to one stride is still packed; every layout equals the loop nest.
+TEST_CASE("a BLAS dot reads strided views in place and packs only what cannot be read so") {
+  JaxprRef j = parse_jaxpr(
+      "{ lambda ; q:f32[2,5,3,4] k:f32[2,6,3,4] p:f32[2,3,5,6] v:f64[2,6,3,4] w:f64[2,3,5,6] "
+      "x:f32[5,3,4] y:f32[4,3,7] e:f32[3,4,5] f:f32[5,4,7]. let "
+      "s:f32[2,3,5,6] = dot_general[dimension_numbers=(([3], [3]), ([0, 2], [0, 2])) "
+      "preferred_element_type=float32] q k; "
+      "o:f64[2,3,5,4] = dot_general[dimension_numbers=(([3], [1]), ([0, 1], [0, 2])) "
+      "preferred_element_type=float64] w v; "
+      "t:f32[3,5,7] = dot_general[dimension_numbers=(([2], [0]), ([1], [1])) "
+      "preferred_element_type=float32] x y; "
+      "u:f32[2,3,5,6] = mul s p; "
+      "r:f32[3,7] = dot_general[dimension_numbers=(([1, 2], [1, 0]), ([], [])) "
+      "preferred_element_type=float32] e f "
+      "in (u, o, t, r) }");
+  check_against_interpreter(*j, lower::DotPath::native);
+  check_against_interpreter(*j, lower::DotPath::blas);
+  CHECK(blas_calls(*j) ==
+        std::vector<std::string>{"dot_general via BLAS: 6 x [5x4] strided @ [4x6]^T strided",
+                                 "dot_general via BLAS: 6 x [5x6] @ [6x4] strided",
+                                 "dot_general via BLAS: 3 x [5x4] strided @ [4x7] strided",
+                                 "dot_general via BLAS: 1 x [3x20] @ [20x7] packed"});
 }
 
 // Found by the random programs: two outer products (no contracting dims) from one scalar, one
