@@ -44,10 +44,14 @@ void copy_inner(size_t elem_size, const Dim& inner, const char* src, char* dst) 
     return;
   }
   switch (elem_size) {
-    case 1: return copy_run<uint8_t>(src, inner.src, dst, inner.dst, inner.size);
-    case 2: return copy_run<uint16_t>(src, inner.src, dst, inner.dst, inner.size);
-    case 4: return copy_run<uint32_t>(src, inner.src, dst, inner.dst, inner.size);
-    case 8: return copy_run<uint64_t>(src, inner.src, dst, inner.dst, inner.size);
+    case 1:
+      return copy_run<uint8_t>(src, inner.src, dst, inner.dst, inner.size);
+    case 2:
+      return copy_run<uint16_t>(src, inner.src, dst, inner.dst, inner.size);
+    case 4:
+      return copy_run<uint32_t>(src, inner.src, dst, inner.dst, inner.size);
+    case 8:
+      return copy_run<uint64_t>(src, inner.src, dst, inner.dst, inner.size);
     default:
       for (int64_t i = 0; i < inner.size; ++i)
         std::memcpy(dst + i * inner.dst * static_cast<int64_t>(elem_size),

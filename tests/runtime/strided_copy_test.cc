@@ -48,15 +48,15 @@ void check(size_t elem, const Case& c) {
 
 TEST_CASE("strided_copy: transpositions, views with gaps and reversed strides") {
   const std::vector<Case> cases = {
-      {{3, 4, 5}, {20, 5, 1}, {20, 5, 1}, 0, 0, 60, 60},    // contiguous: one memcpy
-      {{3, 4, 5}, {1, 15, 3}, {20, 5, 1}, 0, 0, 60, 60},    // a 3-d transposition
-      {{3, 4}, {4, 1}, {1, 3}, 0, 0, 12, 12},               // contiguous read, transposed write
-      {{4, 5}, {8, 1}, {5, 1}, 2, 0, 40, 20},               // rows of a wider array
-      {{4, 1, 5}, {8, 99, 1}, {1, 77, 4}, 0, 0, 40, 20},    // a size-1 dim with any stride
-      {{2, 3, 2}, {-6, 2, 1}, {6, 2, 1}, 6, 0, 12, 12},     // the outer dim reversed
-      {{6}, {-1}, {1}, 5, 0, 6, 6},                         // one reversed run
-      {{3, 0, 2}, {1, 1, 1}, {1, 1, 1}, 0, 0, 1, 1},        // empty: nothing is written
-      {{}, {}, {}, 1, 2, 3, 3},                             // a scalar
+      {{3, 4, 5}, {20, 5, 1}, {20, 5, 1}, 0, 0, 60, 60},  // contiguous: one memcpy
+      {{3, 4, 5}, {1, 15, 3}, {20, 5, 1}, 0, 0, 60, 60},  // a 3-d transposition
+      {{3, 4}, {4, 1}, {1, 3}, 0, 0, 12, 12},             // contiguous read, transposed write
+      {{4, 5}, {8, 1}, {5, 1}, 2, 0, 40, 20},             // rows of a wider array
+      {{4, 1, 5}, {8, 99, 1}, {1, 77, 4}, 0, 0, 40, 20},  // a size-1 dim with any stride
+      {{2, 3, 2}, {-6, 2, 1}, {6, 2, 1}, 6, 0, 12, 12},   // the outer dim reversed
+      {{6}, {-1}, {1}, 5, 0, 6, 6},                       // one reversed run
+      {{3, 0, 2}, {1, 1, 1}, {1, 1, 1}, 0, 0, 1, 1},      // empty: nothing is written
+      {{}, {}, {}, 1, 2, 3, 3},                           // a scalar
   };
   for (size_t elem : {1, 2, 4, 8, 16})
     for (const Case& c : cases) {
