@@ -213,6 +213,34 @@ Segmentation segment(Jaxpr prepared, const CompileOptions& options, bool loops_a
   return out;
 }
 
+// A segment's buffer handover (lower_function): the inputs it may write over and, per output,
+// the input whose buffer returns it (or -1).
+struct Handover {
+  std::vector<bool> writable;
+  std::vector<int> tied;
+};
+
+// Only a loop's segment takes over its `dying` inputs, and returns in each the first output of
+// its type not yet placed.
+Handover loop_handover(const Jaxpr& program, const std::vector<int>& forwarded,
+                       const std::vector<bool>& dying) {
+  Handover h;
+  h.tied.assign(forwarded.size(), -1);
+  if (program.eqns.size() != 1 || !runs_loop(program.eqns[0])) return h;
+  h.writable = dying;
+  std::vector<bool> untied = dying;  // writable inputs not yet tied
+  for (size_t i = 0; i < h.tied.size(); ++i) {
+    if (forwarded[i] >= 0 || !program.outvars[i].is_var()) continue;
+    for (size_t j = 0; j < untied.size(); ++j)
+      if (untied[j] && program.invars[j].aval().same_type(program.outvars[i].aval())) {
+        h.tied[i] = static_cast<int>(j);
+        untied[j] = false;
+        break;
+      }
+  }
+  return h;
+}
+
 // The segments compiled once per key and called in order. A loop's segment is handed the inputs
 // it is the last to read writable (lower_function), when an earlier segment allocated their
 // buffers for them alone (not forwarded, not outputs of the program): the loop's carry starts in
@@ -275,29 +303,15 @@ void plan_segments(Executable::Impl& impl, mlir::ModuleOp module, const Segmenta
   for (size_t k = 0; k < cut.segments.size(); ++k) {
     Step& step = plan.steps[k];
     const auto& [program, forwarded] = program_of.at(cut.keys[k]);
-    const bool loop = program.eqns.size() == 1 && runs_loop(program.eqns[0]);
-    std::vector<bool> writable;
+    std::vector<bool> dying;  // inputs whose buffers the segment may take over
+    for (size_t slot : step.inputs)
+      dying.push_back(slot >= num_inputs && last_reader.at(slot) == k && !kept.count(slot) &&
+                      !shared.count(slot));
+    const auto [writable, tied] = loop_handover(program, forwarded, dying);
+    // The key's program text fixes the ties once the writable inputs are known.
     std::string key = cut.keys[k];
-    std::vector<int> tied(forwarded.size(), -1);
-    if (loop) {
-      key += "|writable";
-      for (size_t slot : step.inputs) {
-        writable.push_back(slot >= num_inputs && last_reader.at(slot) == k && !kept.count(slot) &&
-                           !shared.count(slot));
-        key += writable.back() ? '1' : '0';
-      }
-      std::vector<bool> taken = writable;  // writable inputs not yet tied
-      for (size_t i = 0; i < tied.size(); ++i) {
-        if (forwarded[i] >= 0 || !program.outvars[i].is_var()) continue;
-        for (size_t j = 0; j < taken.size(); ++j)
-          if (taken[j] && program.invars[j].aval().same_type(program.outvars[i].aval())) {
-            tied[i] = static_cast<int>(j);
-            taken[j] = false;
-            key += fmt::format("|tie{}={}", i, j);
-            break;
-          }
-      }
-    }
+    if (!writable.empty()) key += "|writable";
+    for (bool w : writable) key += w ? '1' : '0';
     auto [it, added] = function_of.emplace(std::move(key), plan.functions.size());
     if (added) {
       std::string name = fmt::format("segment{}", plan.functions.size());

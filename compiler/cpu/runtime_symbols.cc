@@ -4,7 +4,6 @@
 
 #include <csetjmp>
 #include <cstdint>
-#include <cstring>
 #include <new>
 #include <span>
 #include <unordered_set>
