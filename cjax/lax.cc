@@ -511,6 +511,14 @@ Array reduce_prod(const Array& x, const std::vector<int64_t>& axes, SourceInfo s
   TraceEmitter e(src);
   return lax_ops::reduce_prod(e, x, axes);
 }
+Array reduce_or(const Array& x, const std::vector<int64_t>& axes, SourceInfo src) {
+  TraceEmitter e(src);
+  return lax_ops::reduce_or(e, x, axes);
+}
+Array reduce_and(const Array& x, const std::vector<int64_t>& axes, SourceInfo src) {
+  TraceEmitter e(src);
+  return lax_ops::reduce_and(e, x, axes);
+}
 Array argmax(const Array& x, int64_t axis, DType index_dtype, SourceInfo src) {
   TraceEmitter e(src);
   return lax_ops::argmax(e, x, axis, index_dtype);

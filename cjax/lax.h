@@ -202,6 +202,10 @@ Array reduce_min(const Array& x, const std::vector<int64_t>& axes,
                  SourceInfo src = std::source_location::current());
 Array reduce_prod(const Array& x, const std::vector<int64_t>& axes,
                   SourceInfo src = std::source_location::current());
+Array reduce_or(const Array& x, const std::vector<int64_t>& axes,
+                SourceInfo src = std::source_location::current());
+Array reduce_and(const Array& x, const std::vector<int64_t>& axes,
+                 SourceInfo src = std::source_location::current());
 Array argmax(const Array& x, int64_t axis, DType index_dtype,
              SourceInfo src = std::source_location::current());
 Array argmin(const Array& x, int64_t axis, DType index_dtype,

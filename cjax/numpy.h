@@ -107,6 +107,10 @@ Array mean(const Array& a, Axis axis = {}, bool keepdims = false,
            std::optional<DType> dtype = std::nullopt, CJAX_LOC);
 Array max(const Array& a, Axis axis = {}, bool keepdims = false, CJAX_LOC);
 Array min(const Array& a, Axis axis = {}, bool keepdims = false, CJAX_LOC);
+// jnp.any / jnp.all: whether any / every element along `axis` is nonzero (reduce_or/reduce_and
+// over the array cast to bool).
+Array any(const Array& a, Axis axis = {}, bool keepdims = false, CJAX_LOC);
+Array all(const Array& a, Axis axis = {}, bool keepdims = false, CJAX_LOC);
 Array argmax(const Array& a, std::optional<int64_t> axis = std::nullopt, bool keepdims = false,
              CJAX_LOC);
 Array argmin(const Array& a, std::optional<int64_t> axis = std::nullopt, bool keepdims = false,
@@ -118,6 +122,16 @@ Array std(const Array& a, Axis axis = {}, int64_t ddof = 0, bool keepdims = fals
 // jnp.cumsum / jnp.cumprod along `axis` (the flattened array for nullopt); `jit[name=cumsum]`.
 Array cumsum(const Array& a, std::optional<int64_t> axis = std::nullopt, CJAX_LOC);
 Array cumprod(const Array& a, std::optional<int64_t> axis = std::nullopt, CJAX_LOC);
+// jnp.quantile / jnp.percentile / jnp.median along `axis` (one, several, or all for None), as
+// JAX's _quantile: sorted, the two neighbouring order statistics gathered and combined by
+// `method` ("linear", "lower", "higher", "midpoint" or "nearest"); any NaN along the axis gives
+// NaN. `q` is a scalar or a vector (its axis leads the result). Jitted as JAX's: `jit[name=
+// quantile]`, `percentile` (q in 0..100), `median` (method "midpoint").
+Array quantile(const Array& a, const Array& q, Axis axis = {}, std::string_view method = "linear",
+               bool keepdims = false, CJAX_LOC);
+Array percentile(const Array& a, const Array& q, Axis axis = {}, std::string_view method = "linear",
+                 bool keepdims = false, CJAX_LOC);
+Array median(const Array& a, Axis axis = {}, bool keepdims = false, CJAX_LOC);
 // jnp.sort / jnp.argsort along `axis` (the flattened array for nullopt), ascending unless
 // `descending`; `stable` keeps equal elements in their order (argsort's descending order too).
 // Jitted as JAX's are: `jit[name=sort]` / `jit[name=argsort]`.
@@ -160,16 +174,25 @@ Array astype(const Array& a, DType dtype, CJAX_LOC);
 Array pad(const Array& a, std::vector<std::pair<int64_t, int64_t>> pad_width,
           const Array& constant_values = 0, CJAX_LOC);
 Array pad(const Array& a, int64_t width, const Array& constant_values = 0, CJAX_LOC);
-// jnp.pad(a, pad_width, mode=mode, reflect_type=...): mode "constant" (with 0), "edge", "wrap",
-// "reflect" or "symmetric"; reflect_type "even" or "odd" (reflect and symmetric only). Slices,
-// flips and concatenations, as JAX builds them: they differentiate and compile as those do.
+// jnp.pad's keywords, each for its modes (another mode given one is refused, as JAX refuses it).
+struct PadOptions {
+  Array constant_values = 0;                               // "constant"
+  std::vector<std::pair<int64_t, int64_t>> stat_length{};  // the statistic modes; empty: all
+  std::vector<std::pair<Array, Array>> end_values{};       // "linear_ramp"; empty: 0
+  std::string_view reflect_type = "even";                  // "reflect", "symmetric"
+};
+// jnp.pad(a, pad_width, mode, ...): mode "constant", "edge", "wrap", "reflect" or "symmetric"
+// (reflect_type "even" or "odd"), "linear_ramp" (jnp.linspace from each axis' end values, one
+// pair per axis or one for all, to the edge), or a statistic, "maximum", "minimum", "mean" or
+// "median", of each axis' first and last stat_length elements (the whole axis by default),
+// rounded to even for integer arrays. Built as JAX builds them (slices, flips, linspaces,
+// reductions and concatenations), so they differentiate and compile as those do:
+//   jnp::pad(x, {{2, 3}}, "linear_ramp", {.end_values = {{0, 1.5}}})
+//   jnp::pad(x, {{2, 3}}, "mean", {.stat_length = {{1, 2}}})
+Array pad(const Array& a, std::vector<std::pair<int64_t, int64_t>> pad_width, std::string_view mode,
+          const PadOptions& options, CJAX_LOC);
 Array pad(const Array& a, std::vector<std::pair<int64_t, int64_t>> pad_width, std::string_view mode,
           std::string_view reflect_type = "even", CJAX_LOC);
-// The statistic modes: mode "maximum", "minimum" or "mean" pads each axis with that statistic
-// of its first and last stat_length elements (one pair per axis, or one for every axis; empty:
-// the whole axis, as the mode overload above does), rounded to even for integer arrays.
-Array pad(const Array& a, std::vector<std::pair<int64_t, int64_t>> pad_width, std::string_view mode,
-          std::vector<std::pair<int64_t, int64_t>> stat_length, CJAX_LOC);
 
 // ---- linear algebra
 // ----------------------------------------------------------------------------------- dot_general
@@ -199,10 +222,11 @@ Array full_like(const Array& a, const Array& fill_value, std::optional<DType> dt
 Array arange(const Array& stop, CJAX_LOC);
 Array arange(const Array& start, const Array& stop, std::optional<Array> step = std::nullopt,
              std::optional<DType> dtype = std::nullopt, CJAX_LOC);
-// jnp.linspace: `num` evenly spaced values from start to stop (included unless !endpoint), along a
-// new leading axis when the bounds are arrays; JAX's `jit[name=_linspace]`.
+// jnp.linspace: `num` evenly spaced values from start to stop (included unless !endpoint), along
+// a new axis `axis` (leading by default) when the bounds are arrays; an integer dtype rounds the
+// samples down. JAX's `jit[name=_linspace]`.
 Array linspace(const Array& start, const Array& stop, int64_t num = 50, bool endpoint = true,
-               std::optional<DType> dtype = std::nullopt, CJAX_LOC);
+               std::optional<DType> dtype = std::nullopt, int64_t axis = 0, CJAX_LOC);
 
 // ---- indexing
 // --------------------------------------------------------------------------------------------

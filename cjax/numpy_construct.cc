@@ -85,7 +85,7 @@ std::vector<Array> array_split(const Array& a, int64_t sections, int64_t axis, L
 }
 
 Array linspace(const Array& start, const Array& stop, int64_t num, bool endpoint,
-               std::optional<DType> dtype, Loc src) {
+               std::optional<DType> dtype, int64_t axis, Loc src) {
   if (num < 0)
     throw TypeError(fmt::format("linspace: number of samples, {}, must be non-negative ({})", num,
                                 src.summarize()));
@@ -100,7 +100,13 @@ Array linspace(const Array& start, const Array& stop, int64_t num, bool endpoint
     const std::vector<Shape> both{lo.shape(), hi.shape()};
     Shape bounds = detail::broadcast_shapes("linspace", both, src);
     const Array blo = broadcast_to(lo, bounds, src), bhi = broadcast_to(hi, bounds, src);
-    bounds.insert(bounds.begin(), 1);
+    // The samples' axis among the bounds' (numpy's `axis`, negative from the end).
+    const int64_t rank = static_cast<int64_t>(bounds.size()) + 1;
+    if (axis < -rank || axis >= rank)
+      throw TypeError(fmt::format("linspace: axis {} is out of bounds for a result of rank {} ({})",
+                                  axis, rank, src.summarize()));
+    const int64_t at = axis < 0 ? axis + rank : axis;
+    bounds.insert(bounds.begin() + at, 1);
     const int64_t div = endpoint ? num - 1 : num;
     Array out;
     if (num > 1) {
@@ -108,26 +114,30 @@ Array linspace(const Array& start, const Array& stop, int64_t num, bool endpoint
       lax::div(lax::convert_element_type(lax::sub(bhi, blo, src), computation, false, src), d,
                src);  // JAX's delta (its retstep), traced as JAX traces it
       Shape iota_shape(bounds.size(), 1);
-      iota_shape[0] = div;
+      iota_shape[size_t(at)] = div;
       const Array step = lax::div(
           lax::reshape(lax::iota(computation, div, src), iota_shape, std::nullopt, src), d, src);
       // One statement each: JAX's order of equations (C++ leaves argument order open).
       const Array lo_row = lax::reshape(blo, bounds, std::nullopt, src);
-      const Array from_lo = lax::mul(lo_row, lax::sub(Array(1.0), step, src), src);
+      const Array from_lo = lax::mul(lo_row, subtract(1.0, step, src), src);  // weak 1
       const Array hi_row = lax::reshape(bhi, bounds, std::nullopt, src);
       const Array from_hi = lax::mul(hi_row, step, src);
       out = lax::add(from_lo, from_hi, src);
       if (endpoint)
-        out = lax::concatenate(std::vector<Array>{out, lax::expand_dims(bhi, {0}, src)}, 0, src);
+        out = lax::concatenate(std::vector<Array>{out, lax::expand_dims(bhi, {at}, src)}, at, src);
     } else if (num == 1) {
       out = lax::reshape(blo, bounds, std::nullopt, src);
     } else {
-      bounds[0] = 0;
-      out = zeros(bounds, computation, src);
+      bounds[size_t(at)] = 0;
+      out = zeros(bounds, out_dtype, src);  // jnp.empty, in the result's dtype
     }
+    // Integer results round down (a cast alone would round negative samples towards zero).
+    if (is_integer(out_dtype) && !is_integer(out.dtype())) out = lax::floor(out, src);
     return {lax::convert_element_type(out, out_dtype, false, src)};
   };
-  return detail::call_jitted("_linspace", impl, std::vector<Array>{start, stop}, src)[0];
+  return detail::call_jitted("_linspace", impl, std::vector<Array>{start, stop}, src,
+                             fmt::format("num={} endpoint={} dtype={} axis={}", num, endpoint,
+                                         short_name(out_dtype), axis))[0];
 }
 
 }  // namespace cjax::numpy

@@ -2,7 +2,8 @@
 // the array and the constant (0 in the modes that read none). The constant mode is one `pad` eqn
 // with the widths as numpy ints; edge, wrap, reflect and symmetric are built axis by axis from
 // slices, `_flip`s (jnp.flip's jit over `rev`) and concatenations, eqn for eqn as JAX builds them;
-// maximum, minimum and mean from each axis' statistic repeated beside it (JAX's _pad_stats).
+// maximum, minimum, mean and median from each axis' statistic repeated beside it (JAX's
+// _pad_stats); linear_ramp from jnp.linspace between the end values and the edges.
 #include <fmt/format.h>
 
 #include <functional>
@@ -173,7 +174,7 @@ Array pad_mirrored(Array x, const std::vector<std::pair<int64_t, int64_t>>& widt
 }
 
 bool is_statistic(std::string_view mode) {
-  return mode == "maximum" || mode == "minimum" || mode == "mean";
+  return mode == "maximum" || mode == "minimum" || mode == "mean" || mode == "median";
 }
 
 // jnp.round(x): its own jit; integers pass through it unchanged, floats round half to even.
@@ -197,6 +198,7 @@ Array pad_statistic(Array x, const std::vector<std::pair<int64_t, int64_t>>& wid
     const Axis along(axis);
     if (mode == "maximum") return max(y, along, true, src);
     if (mode == "minimum") return min(y, along, true, src);
+    if (mode == "median") return median(y, along, true, src);
     return mean(y, along, true, std::nullopt, src);
   };
   for (int64_t i = 0; i < x.ndim(); ++i) {
@@ -225,6 +227,29 @@ Array pad_statistic(Array x, const std::vector<std::pair<int64_t, int64_t>>& wid
   return x;
 }
 
+// JAX's _pad_linear_ramp: axis by axis, jnp.linspace from each end value towards the edge
+// element (excluded), in the array's dtype, the trailing ramp flipped to run outwards.
+Array pad_linear_ramp(Array x, const std::vector<std::pair<int64_t, int64_t>>& widths,
+                      const std::vector<std::pair<Array, Array>>& end_values, Loc src) {
+  for (int64_t i = 0; i < x.ndim(); ++i) {
+    if (empty_axis(x, i, widths, "linear_ramp", src)) continue;
+    const int64_t n = x.shape()[static_cast<size_t>(i)];
+    const auto& [end_before, end_after] = end_values[static_cast<size_t>(i)];
+    const auto [npad_before, npad_after] = widths[static_cast<size_t>(i)];
+    const Array edge_before = slice_in_dim(x, 0, 1, i, src);
+    const Array edge_after = slice_in_dim(x, -1, n, i, src);
+    Array ramp_before = linspace(end_before, lax::squeeze(edge_before, {i}, src), npad_before,
+                                 false, x.dtype(), i, src);
+    ramp_before = lax::convert_element_type(ramp_before, x.dtype(), x.weak_type(), src);
+    Array ramp_after = linspace(end_after, lax::squeeze(edge_after, {i}, src), npad_after, false,
+                                x.dtype(), i, src);
+    ramp_after = lax::convert_element_type(ramp_after, x.dtype(), x.weak_type(), src);
+    ramp_after = flip(ramp_after, i, src);
+    x = lax::concatenate(std::vector<Array>{ramp_before, x, ramp_after}, i, src);
+  }
+  return x;
+}
+
 // The jit JAX's every non-constant mode runs in: over the array and the (unused) constant 0.
 Array call_pad(const Array& a, std::function<Array(const Array&)> body, Loc src) {
   auto impl = [body](std::span<const Array> args) -> std::vector<Array> { return {body(args[0])}; };
@@ -232,51 +257,76 @@ Array call_pad(const Array& a, std::function<Array(const Array&)> body, Loc src)
   return detail::call_jitted("_pad", impl, args, src)[0];
 }
 
+// JAX's _broadcast_to_pairs for a keyword's per-axis pairs: none (the default for every axis),
+// one pair for every axis, or one per axis.
+template <typename T>
+std::vector<std::pair<T, T>> pairs_per_axis(std::vector<std::pair<T, T>> pairs, const Array& a,
+                                            std::pair<T, T> fallback, std::string_view name,
+                                            Loc src) {
+  if (pairs.empty()) pairs.push_back(fallback);
+  if (pairs.size() == 1 && a.ndim() != 1) pairs.assign(static_cast<size_t>(a.ndim()), pairs[0]);
+  if (static_cast<int64_t>(pairs.size()) != a.ndim())
+    throw_type_error(src, fmt::format("pad: {} {} pairs for an array of {} dimensions",
+                                      pairs.size(), name, a.ndim()));
+  return pairs;
+}
+
 }  // namespace
 
 Array pad(const Array& a, std::vector<std::pair<int64_t, int64_t>> pad_width, std::string_view mode,
-          std::vector<std::pair<int64_t, int64_t>> stat_length, Loc src) {
-  if (!is_statistic(mode))
-    throw_type_error(src, fmt::format("pad: stat_length is for the maximum, minimum and mean "
-                                      "modes, not '{}'",
-                                      mode));
-  check_widths(a, pad_width, src);
-  if (!stat_length.empty()) {
-    if (stat_length.size() == 1 && a.ndim() != 1)
-      stat_length.assign(static_cast<size_t>(a.ndim()), stat_length[0]);
-    if (static_cast<int64_t>(stat_length.size()) != a.ndim())
-      throw_type_error(src, fmt::format("pad: {} stat_length pairs for an array of {} dimensions",
-                                        stat_length.size(), a.ndim()));
-    for (const auto& [lo, hi] : stat_length) {
-      if (lo < 0 || hi < 0) throw_type_error(src, "pad: index can't contain negative values");
-      if (lo == 0 || hi == 0)
-        throw_type_error(src, "pad: stat_length of 0 yields no value for padding");
-    }
-  }
-  return call_pad(
-      a,
-      [=, m = std::string(mode)](const Array& x) {
-        return pad_statistic(x, pad_width, stat_length, m, src);
-      },
-      src);
-}
-
-Array pad(const Array& a, std::vector<std::pair<int64_t, int64_t>> pad_width, std::string_view mode,
-          std::string_view reflect_type, Loc src) {
-  if (mode == "constant") return pad(a, std::move(pad_width), 0, src);
-  if (is_statistic(mode))
-    return pad(a, std::move(pad_width), mode, std::vector<std::pair<int64_t, int64_t>>{}, src);
-  if (mode != "edge" && mode != "wrap" && mode != "reflect" && mode != "symmetric")
+          const PadOptions& options, Loc src) {
+  const bool mirrored = mode == "reflect" || mode == "symmetric";
+  if (mode != "constant" && mode != "edge" && mode != "wrap" && !mirrored &&
+      mode != "linear_ramp" && !is_statistic(mode))
     throw UnsupportedError(location_prefix(src) +
                            fmt::format("pad: unimplemented padding mode '{}' (cjax has "
-                                       "constant, edge, wrap, reflect, symmetric, maximum, "
-                                       "minimum and mean)",
+                                       "constant, edge, wrap, reflect, symmetric, linear_ramp, "
+                                       "maximum, minimum, mean and median)",
                                        mode));
-  if (reflect_type != "even" && reflect_type != "odd")
-    throw_type_error(
-        src, fmt::format("pad: reflect_type must be 'even' or 'odd', not '{}'", reflect_type));
+  // JAX's allowed keywords per mode.
+  if (!options.stat_length.empty() && !is_statistic(mode))
+    throw_type_error(src, fmt::format("pad: stat_length is for the maximum, minimum, mean and "
+                                      "median modes, not '{}'",
+                                      mode));
+  if (!options.end_values.empty() && mode != "linear_ramp")
+    throw_type_error(src,
+                     fmt::format("pad: end_values is for the linear_ramp mode, not '{}'", mode));
+  if (options.reflect_type != "even" && options.reflect_type != "odd")
+    throw_type_error(src, fmt::format("pad: reflect_type must be 'even' or 'odd', not '{}'",
+                                      options.reflect_type));
+  if (options.reflect_type != "even" && !mirrored)
+    throw_type_error(src, fmt::format("pad: reflect_type is for the reflect and symmetric modes, "
+                                      "not '{}'",
+                                      mode));
+  if (mode == "constant") return pad(a, std::move(pad_width), options.constant_values, src);
   check_widths(a, pad_width, src);
-  const bool odd = reflect_type == "odd";
+  if (mode == "linear_ramp") {
+    const auto end_values =
+        pairs_per_axis(options.end_values, a, {Array(0), Array(0)}, "end_values", src);
+    for (const auto& [lo, hi] : end_values)
+      if (lo.ndim() != 0 || hi.ndim() != 0)
+        throw_type_error(src, "pad: end_values must be scalars");
+    return call_pad(
+        a, [=](const Array& x) { return pad_linear_ramp(x, pad_width, end_values, src); }, src);
+  }
+  if (is_statistic(mode)) {
+    std::vector<std::pair<int64_t, int64_t>> stat_length;
+    if (!options.stat_length.empty()) {
+      stat_length = pairs_per_axis(options.stat_length, a, {0, 0}, "stat_length", src);
+      for (const auto& [lo, hi] : stat_length) {
+        if (lo < 0 || hi < 0) throw_type_error(src, "pad: index can't contain negative values");
+        if (lo == 0 || hi == 0)
+          throw_type_error(src, "pad: stat_length of 0 yields no value for padding");
+      }
+    }
+    return call_pad(
+        a,
+        [=, m = std::string(mode)](const Array& x) {
+          return pad_statistic(x, pad_width, stat_length, m, src);
+        },
+        src);
+  }
+  const bool odd = options.reflect_type == "odd";
   return call_pad(
       a,
       [=, m = std::string(mode)](const Array& x) {
@@ -285,6 +335,13 @@ Array pad(const Array& a, std::vector<std::pair<int64_t, int64_t>> pad_width, st
         return pad_mirrored(x, pad_width, m, odd, src);
       },
       src);
+}
+
+Array pad(const Array& a, std::vector<std::pair<int64_t, int64_t>> pad_width, std::string_view mode,
+          std::string_view reflect_type, Loc src) {
+  PadOptions options;
+  options.reflect_type = reflect_type;
+  return pad(a, std::move(pad_width), mode, options, src);
 }
 
 }  // namespace cjax::numpy

@@ -1,4 +1,4 @@
-// Reductions (jax/_src/numpy/reductions.py): sum, prod, max, min, mean, argmax, argmin.
+// Reductions (jax/_src/numpy/reductions.py): sum, prod, max, min, any, all, mean, argmax, argmin.
 #include <fmt/format.h>
 
 #include "cjax/bind.h"
@@ -30,11 +30,13 @@ struct ReductionSpec {
   bool numeric_preproc;   // bool inputs become ints first (sum, prod)
   bool upcast_f16;        // compute f16/bf16 in f32 (when no dtype is given)
   bool promote_integers;  // small integer results widen to the default int
+  bool cast_to_bool;      // the input becomes bool first (any, all)
 };
 
 // reductions._reduction for the monoid reducers.
 Array reduction(const ReductionSpec& spec, Array a, const Axis& axis, bool keepdims,
                 std::optional<DType> dtype, const SourceInfo& src) {
+  if (spec.cast_to_bool) a = lax::convert_element_type(a, DType::bool_, false, src);
   if (spec.numeric_preproc) {
     Array args[] = {a};
     a = detail::promote_dtypes_numeric(args, src)[0];
@@ -57,10 +59,12 @@ Array reduction(const ReductionSpec& spec, Array a, const Axis& axis, bool keepd
   return lax::convert_element_type(result, dtype.value_or(result_dtype), false, src);
 }
 
-constexpr ReductionSpec kSum{"sum", lax::reduce_sum, true, true, true, true};
-constexpr ReductionSpec kProd{"prod", lax::reduce_prod, true, true, true, true};
-constexpr ReductionSpec kMax{"max", lax::reduce_max, false, false, false, false};
-constexpr ReductionSpec kMin{"min", lax::reduce_min, false, false, false, false};
+constexpr ReductionSpec kSum{"sum", lax::reduce_sum, true, true, true, true, false};
+constexpr ReductionSpec kProd{"prod", lax::reduce_prod, true, true, true, true, false};
+constexpr ReductionSpec kMax{"max", lax::reduce_max, false, false, false, false, false};
+constexpr ReductionSpec kMin{"min", lax::reduce_min, false, false, false, false, false};
+constexpr ReductionSpec kAny{"any", lax::reduce_or, true, false, false, false, true};
+constexpr ReductionSpec kAll{"all", lax::reduce_and, true, false, false, false, true};
 
 Array arg_reduction(const char* name, bool is_max, const Array& a, std::optional<int64_t> axis,
                     bool keepdims, const SourceInfo& src) {
@@ -96,6 +100,13 @@ Array max(const Array& a, Axis axis, bool keepdims, Loc src) {
 }
 Array min(const Array& a, Axis axis, bool keepdims, Loc src) {
   return reduction(kMin, a, axis, keepdims, std::nullopt, src);
+}
+
+Array any(const Array& a, Axis axis, bool keepdims, Loc src) {
+  return reduction(kAny, a, axis, keepdims, std::nullopt, src);
+}
+Array all(const Array& a, Axis axis, bool keepdims, Loc src) {
+  return reduction(kAll, a, axis, keepdims, std::nullopt, src);
 }
 
 Array mean(const Array& a, Axis axis, bool keepdims, std::optional<DType> dtype, Loc src) {

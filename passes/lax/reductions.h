@@ -28,6 +28,16 @@ value_t<E> reduce_prod(E& e, const value_t<E>& x, const std::vector<int64_t>& ax
   return emit1(e, "reduce_prod", {x}, {{"axes", ParamValue::ints(axes)}});
 }
 
+// reduce_or / reduce_and (jnp.any / jnp.all) bind only `axes`.
+template <Emitter E>
+value_t<E> reduce_or(E& e, const value_t<E>& x, const std::vector<int64_t>& axes) {
+  return emit1(e, "reduce_or", {x}, {{"axes", ParamValue::ints(axes)}});
+}
+template <Emitter E>
+value_t<E> reduce_and(E& e, const value_t<E>& x, const std::vector<int64_t>& axes) {
+  return emit1(e, "reduce_and", {x}, {{"axes", ParamValue::ints(axes)}});
+}
+
 template <Emitter E>
 value_t<E> argmax(E& e, const value_t<E>& x, int64_t axis, DType index_dtype) {
   return emit1(e, "argmax", {x}, lax_params::argminmax(axis, index_dtype));

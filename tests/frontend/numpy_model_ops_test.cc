@@ -266,9 +266,10 @@ TEST_CASE("jnp.pad's maximum, minimum and mean modes pad with each axis' statist
   CHECK(values(jnp::pad(v, {{2, 3}}, "minimum")) == V{1, 1, 1, 5, 2, 8, 1, 1, 1});
   CHECK(values(jnp::pad(v, {{2, 3}}, "mean")) == V{4, 4, 1, 5, 2, 8, 4, 4, 4});
   // stat_length: the first 1 and the last 2 elements (a length past the axis means all of it).
-  CHECK(values(jnp::pad(v, {{2, 3}}, "maximum", {{1, 2}})) == V{1, 1, 1, 5, 2, 8, 8, 8, 8});
-  CHECK(values(jnp::pad(v, {{1, 1}}, "mean", {{1, 2}})) == V{1, 1, 5, 2, 8, 5});
-  CHECK(values(jnp::pad(v, {{1, 1}}, "mean", {{9, 9}})) == V{4, 1, 5, 2, 8, 4});
+  CHECK(values(jnp::pad(v, {{2, 3}}, "maximum", {.stat_length = {{1, 2}}})) ==
+        V{1, 1, 1, 5, 2, 8, 8, 8, 8});
+  CHECK(values(jnp::pad(v, {{1, 1}}, "mean", {.stat_length = {{1, 2}}})) == V{1, 1, 5, 2, 8, 5});
+  CHECK(values(jnp::pad(v, {{1, 1}}, "mean", {.stat_length = {{9, 9}}})) == V{4, 1, 5, 2, 8, 4});
   // Two axes: the second axis' means are of rows already padded along the first.
   const Array m = array(std::vector<float>{1, 2, 3, 4, 5, 6}, Shape{2, 3});
   CHECK(values(jnp::pad(m, {{1, 1}, {1, 0}}, "mean")) ==
@@ -282,7 +283,9 @@ TEST_CASE("jnp.pad's maximum, minimum and mean modes pad with each axis' statist
   CHECK(values(jnp::pad(array(std::vector<int32_t>{7, -3}, Shape{2}), {{0, 2}}, "minimum")) ==
         V{7, -3, -3, -3});
   // Compiled as interpreted.
-  auto padded = [](const Array& a) { return jnp::pad(a, {{1, 2}, {0, 3}}, "mean", {{1, 2}}); };
+  auto padded = [](const Array& a) {
+    return jnp::pad(a, {{1, 2}, {0, 3}}, "mean", {.stat_length = {{1, 2}}});
+  };
   const Array r = jnp::reshape(jnp::arange(12).astype(DType::f32) * 0.75f, {3, 4});
   const std::vector<float> eager = padded(r).to_vector<float>(),
                            compiled = jit(padded)(r).to_vector<float>();
@@ -291,7 +294,9 @@ TEST_CASE("jnp.pad's maximum, minimum and mean modes pad with each axis' statist
 }
 
 TEST_CASE("jnp.pad's statistic modes trace as JAX's _pad_stats and differentiate") {
-  auto mean_pad = [](const Array& a) { return jnp::pad(a, {{1, 2}}, "mean", {{2, 1}}); };
+  auto mean_pad = [](const Array& a) {
+    return jnp::pad(a, {{1, 2}}, "mean", {.stat_length = {{2, 1}}});
+  };
   const std::string text = to_string(make_jaxpr(mean_pad)(ShapeDtype{DType::f32, {5}}));
   CHECK(text.find("name=_pad") != std::string::npos);
   CHECK(text.find("reduce_sum") != std::string::npos);  // _mean is an inlined jit: no call
@@ -305,10 +310,10 @@ TEST_CASE("jnp.pad's statistic modes trace as JAX's _pad_stats and differentiate
     INFO(mode);
     const Array x = testing::random_f64(rng, {3, 4});
     const std::vector<std::pair<int64_t, int64_t>> widths = {{1, 2}, {2, 1}};
-    const int64_t out_size = jnp::pad(x, widths, mode, {{2, 3}}).size();
+    const int64_t out_size = jnp::pad(x, widths, mode, {.stat_length = {{2, 3}}}).size();
     const Array w = jnp::cos(jnp::arange(out_size).astype(DType::f64));
     auto loss = [&](const Array& a) {
-      return jnp::sum(jnp::ravel(jnp::pad(a, widths, mode, {{2, 3}})) * w);
+      return jnp::sum(jnp::ravel(jnp::pad(a, widths, mode, {.stat_length = {{2, 3}}})) * w);
     };
     const std::vector<double> g = grad(loss)(x).to_vector<double>();
     const std::vector<double> fd = testing::numeric_grad(loss, x);
@@ -317,15 +322,88 @@ TEST_CASE("jnp.pad's statistic modes trace as JAX's _pad_stats and differentiate
   }
 }
 
+// NumPy's np.pad results (numpy 2.x), quoted.
+TEST_CASE("jnp.pad's median and linear_ramp modes pad as NumPy's") {
+  auto values = [](const Array& a) { return a.astype(DType::f64).to_vector<double>(); };
+  using V = std::vector<double>;
+  const Array v = array(std::vector<float>{1, 5, 2, 8}, Shape{4});
+  CHECK(values(jnp::pad(v, {{2, 3}}, "median")) == V{3.5, 3.5, 1, 5, 2, 8, 3.5, 3.5, 3.5});
+  CHECK(values(jnp::pad(v, {{2, 3}}, "median", {.stat_length = {{1, 3}}})) ==
+        V{1, 1, 1, 5, 2, 8, 5, 5, 5});
+  const Array m = array(std::vector<float>{1, 2, 3, 4, 5, 6}, Shape{2, 3});
+  CHECK(values(jnp::pad(m, {{1, 1}, {1, 0}}, "median")) ==
+        V{3.5, 2.5, 3.5, 4.5, 2, 1, 2, 3, 5, 4, 5, 6, 3.5, 2.5, 3.5, 4.5});
+  // Integers: the median 3 of [1, 2, 4] (2 here) rounded, in the array's dtype.
+  const Array i = jnp::pad(array(std::vector<int32_t>{1, 2, 4}, Shape{3}), {{1, 1}}, "median");
+  CHECK(i.dtype() == DType::i32);
+  CHECK(values(i) == V{2, 1, 2, 4, 2});
+
+  auto close = [](const V& got, const V& want) {
+    REQUIRE(got.size() == want.size());
+    for (size_t k = 0; k < got.size(); ++k) CHECK(got[k] == Approx(want[k]).margin(1e-6));
+  };
+  close(values(jnp::pad(v, {{2, 3}}, "linear_ramp")),
+        {0, 0.5, 1, 5, 2, 8, 5.3333333, 2.6666667, 0});
+  close(values(jnp::pad(v, {{2, 3}}, "linear_ramp", {.end_values = {{-1, 1.5}}})),
+        {-1, 0, 1, 5, 2, 8, 5.8333333, 3.6666667, 1.5});
+  close(values(jnp::pad(m, {{1, 2}, {2, 1}}, "linear_ramp", {.end_values = {{0, 1}, {2, 3}}})),
+        {2, 1, 0, 0, 0,    3,   2, 1.5, 1, 2, 3,   3, 2, 3, 4,
+         5, 6, 3, 2, 2.25, 2.5, 3, 3.5, 3, 2, 1.5, 1, 1, 1, 3});
+  // Integers: the ramps rounded down, as NumPy's (np.pad([5, -3], 3, "linear_ramp")).
+  const Array ramp_i =
+      jnp::pad(array(std::vector<int32_t>{5, -3}, Shape{2}), {{3, 3}}, "linear_ramp");
+  CHECK(ramp_i.dtype() == DType::i32);
+  CHECK(values(ramp_i) == V{0, 1, 3, 5, -3, -2, -1, 0});
+
+  // Traced as JAX's: linspace jits inside the _pad jit, the median's quantile inside its jit.
+  auto ramp = [](const Array& a) {
+    return jnp::pad(a, {{1, 2}, {0, 3}}, "linear_ramp", {.end_values = {{0.5, 1}}});
+  };
+  const std::string text = to_string(make_jaxpr(ramp)(numpy_model_ops_test::m23));
+  CHECK(text.find("name=_linspace") != std::string::npos);
+  CHECK(text.find("name=_flip") != std::string::npos);
+  CHECK(text.find("squeeze[dimensions=(0,)]") != std::string::npos);
+  const std::string median_text = to_string(make_jaxpr([](const Array& a) {
+    return jnp::pad(a, {{1, 1}}, "median");
+  })(numpy_model_ops_test::m23));
+  CHECK(median_text.find("name=median") != std::string::npos);
+  CHECK(median_text.find("name=quantile") != std::string::npos);
+
+  // Compiled as interpreted, and differentiated as the finite differences say.
+  std::mt19937 rng(13);
+  for (const char* mode : {"median", "linear_ramp"}) {
+    INFO(mode);
+    auto padded = [mode](const Array& a) {
+      return std::string_view(mode) == "median"
+                 ? jnp::pad(a, {{1, 2}, {2, 1}}, mode, {.stat_length = {{2, 3}}})
+                 : jnp::pad(a, {{1, 2}, {2, 1}}, mode, {.end_values = {{0.25, -1}, {2, 0}}});
+    };
+    const Array x = testing::random_f64(rng, {3, 4});
+    close(values(jit(padded)(x)), values(padded(x)));
+    const Array w = jnp::cos(jnp::arange(padded(x).size()).astype(DType::f64));
+    auto loss = [&](const Array& a) { return jnp::sum(jnp::ravel(padded(a)) * w); };
+    const V g = grad(loss)(x).to_vector<double>();
+    const V fd = testing::numeric_grad(loss, x);
+    close(g, fd);
+  }
+}
+
 TEST_CASE("jnp.pad's modes refuse what JAX refuses, naming the mode") {
   const Array x = jnp::ones({2, 3});
-  CHECK_THROWS_WITH(jnp::pad(x, {{1, 1}}, "median"),
-                    Catch::Contains("unimplemented padding mode 'median'"));
-  CHECK_THROWS_WITH(jnp::pad(x, {{1, 1}}, "mean", {{0, 1}}),
+  CHECK_THROWS_WITH(jnp::pad(x, {{1, 1}}, "empty"),
+                    Catch::Contains("unimplemented padding mode 'empty'"));
+  CHECK_THROWS_WITH(jnp::pad(x, {{1, 1}}, "edge", {.end_values = {{1, 2}}}),
+                    Catch::Contains("end_values is for the linear_ramp mode, not 'edge'"));
+  CHECK_THROWS_WITH(jnp::pad(x, {{1, 1}}, "linear_ramp", {.end_values = {{1, 2}, {1, 2}, {3, 4}}}),
+                    Catch::Contains("3 end_values pairs for an array of 2 dimensions"));
+  CHECK_THROWS_WITH(jnp::pad(x, {{1, 1}}, "wrap", {.reflect_type = "odd"}),
+                    Catch::Contains("reflect_type is for the reflect and symmetric modes"));
+  CHECK_THROWS_WITH(jnp::pad(x, {{1, 1}}, "mean", {.stat_length = {{0, 1}}}),
                     Catch::Contains("stat_length of 0 yields no value for padding"));
-  CHECK_THROWS_WITH(jnp::pad(x, {{1, 1}}, "edge", {{1, 1}}),
-                    Catch::Contains("stat_length is for the maximum, minimum and mean modes"));
-  CHECK_THROWS_WITH(jnp::pad(x, {{1, 1}}, "maximum", {{1, 1}, {1, 1}, {1, 1}}),
+  CHECK_THROWS_WITH(
+      jnp::pad(x, {{1, 1}}, "edge", {.stat_length = {{1, 1}}}),
+      Catch::Contains("stat_length is for the maximum, minimum, mean and median modes"));
+  CHECK_THROWS_WITH(jnp::pad(x, {{1, 1}}, "maximum", {.stat_length = {{1, 1}, {1, 1}, {1, 1}}}),
                     Catch::Contains("3 stat_length pairs for an array of 2 dimensions"));
   CHECK_THROWS_WITH(jnp::pad(jnp::ones({0, 3}), {{1, 0}, {0, 0}}, "mean"),
                     Catch::Contains("cannot apply 'mean' padding to an empty axis"));

@@ -1,0 +1,141 @@
+// jnp.quantile / percentile / median, jnp.any / all and jnp.linspace's axis: values against
+// NumPy's (worked out with numpy 1.26/2.x, quoted), the structure of JAX's _quantile jaxpr,
+// compiled against interpreted, and gradients against finite differences.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <limits>
+#include <random>
+
+#include "cjax/api.h"
+#include "tests/frontend/compiler_test_util.h"
+
+namespace cjax {
+namespace numpy_quantile_test {
+
+namespace jnp = cjax::numpy;
+using V = std::vector<double>;
+
+V values(const Array& a) {
+  return a.astype(DType::f64).to_vector<double>();
+}
+
+void check_close(const V& got, const V& want, double tol = 1e-5) {
+  REQUIRE(got.size() == want.size());
+  for (size_t i = 0; i < got.size(); ++i) CHECK(got[i] == Approx(want[i]).margin(tol));
+}
+
+const Array kX = array(std::vector<float>{3, 1, 4, 1, 5, 9, 2, 6, 5, 3}, Shape{2, 5});
+
+TEST_CASE("quantile interpolates between order statistics by method, as NumPy's") {
+  const Array qs = array(std::vector<float>{0.1f, 0.3f, 0.5f, 0.7f}, Shape{4});
+  // np.quantile(x, [0.1, 0.3, 0.5, 0.7], axis=1, method=m)
+  check_close(values(jnp::quantile(kX, qs, 1, "lower")), {1, 2, 1, 3, 3, 5, 3, 5});
+  check_close(values(jnp::quantile(kX, qs, 1, "higher")), {1, 3, 3, 5, 3, 5, 4, 6});
+  check_close(values(jnp::quantile(kX, qs, 1, "nearest")), {1, 2, 1, 3, 3, 5, 4, 6});
+  check_close(values(jnp::quantile(kX, qs, 1, "midpoint")), {1, 2.5, 2, 4, 3, 5, 3.5, 5.5});
+  check_close(values(jnp::quantile(kX, qs, 1)), {1, 2.4, 1.4, 3.4, 3, 5, 3.8, 5.8});
+  CHECK(jnp::quantile(kX, qs, 1).shape() == Shape{4, 2});
+  check_close(values(jnp::quantile(kX, 0.3f, 1)), {1.4, 3.4});
+  // median: all elements, along an axis with keepdims, of integers (a float result).
+  CHECK(jnp::median(kX).item() == Approx(3.5));
+  const Array m0 = jnp::median(kX, 0, true);
+  CHECK(m0.shape() == Shape{1, 5});
+  check_close(values(m0), {6, 1.5, 5, 3, 4});
+  const Array mi = jnp::median(array(std::vector<int32_t>{4, 1, 3, 2}, Shape{4}));
+  CHECK(mi.dtype() == DType::f32);
+  CHECK(mi.item() == Approx(2.5));
+  // Several axes: the reduced axes merged (np.percentile(x, 40, axis=(0, 1), keepdims=True)).
+  const Array p = jnp::percentile(kX, 40, {0, 1}, "linear", true);
+  CHECK(p.shape() == Shape{1, 1});
+  CHECK(p.item() == Approx(3.0));
+  const Array x3 = jnp::reshape(jnp::arange(24).astype(DType::f32), {2, 3, 4});
+  // np.median(np.arange(24).reshape(2, 3, 4), axis=(0, 2)) = [7.5, 11.5, 15.5]
+  check_close(values(jnp::median(x3, {0, 2})), {7.5, 11.5, 15.5});
+  CHECK(jnp::median(x3, {2, 0}, true).shape() == Shape{1, 3, 1});
+  // A NaN along the axis makes that quantile NaN; the other row is unaffected.
+  const Array with_nan =
+      array(std::vector<float>{1, std::numeric_limits<float>::quiet_NaN(), 3, 4, 5, 6}, Shape{2, 3});
+  const V med = values(jnp::median(with_nan, 1));
+  CHECK(std::isnan(med[0]));
+  CHECK(med[1] == 5);
+}
+
+TEST_CASE("quantile traces as JAX's _quantile inside jit[name=quantile]") {
+  auto f = [](const Array& a) { return jnp::median(a, 1); };
+  const std::string text = to_string(make_jaxpr(f)(ShapeDtype{DType::f32, {2, 5}}));
+  INFO(text);
+  CHECK(text.find("name=median") != std::string::npos);
+  CHECK(text.find("name=quantile") != std::string::npos);
+  CHECK(text.find("reduce_or[axes=(1,)]") != std::string::npos);  // the NaN check
+  CHECK(text.find("sort[dimension=1 is_stable=True num_keys=1]") != std::string::npos);
+  CHECK(text.find("clamp") != std::string::npos);
+  CHECK(text.find("offset_dims=(0,), collapsed_slice_dims=(1,), start_index_map=(1,)") !=
+        std::string::npos);
+  // The jaxpr evaluates as the eager call does, and compiles.
+  std::mt19937 rng(3);
+  const Array x = testing::random_f64(rng, {4, 7}).astype(DType::f32);
+  for (const char* method : {"linear", "lower", "higher", "nearest", "midpoint"}) {
+    INFO(method);
+    auto q = [method](const Array& a) {
+      const Array qs = array(std::vector<float>{0.0f, 0.2f, 0.65f, 1.0f}, Shape{4});
+      return jnp::quantile(a, qs, 0, method);
+    };
+    check_close(values(jit(q)(x)), values(q(x)), 1e-6);
+  }
+}
+
+TEST_CASE("quantile differentiates as the finite differences say") {
+  std::mt19937 rng(5);
+  const Array x = testing::random_f64(rng, {3, 6});
+  for (const char* method : {"linear", "midpoint", "nearest"}) {
+    INFO(method);
+    auto loss = [method](const Array& a) {
+      // q in f64 too: "linear" interpolates in q's dtype (JAX's), f32 would blur the differences.
+      const Array qs = array(std::vector<double>{0.15, 0.5, 0.8}, Shape{3}).astype(DType::f64);
+      return jnp::sum(jnp::sin(jnp::quantile(a, qs, 1, method)));
+    };
+    const V g = grad(loss)(x).to_vector<double>();
+    const V fd = testing::numeric_grad(loss, x);
+    check_close(g, fd, 1e-6);
+  }
+}
+
+TEST_CASE("quantile refuses what JAX refuses, naming the op") {
+  CHECK_THROWS_WITH(jnp::quantile(kX, 0.5f, 1, "cubic"),
+                    Catch::Contains("method can only be 'linear'"));
+  CHECK_THROWS_WITH(jnp::quantile(kX, jnp::ones({2, 2}), 1),
+                    Catch::Contains("q must be have rank <= 1"));
+  CHECK_THROWS_WITH(jnp::quantile(kX, 1, 1), Catch::Contains("q must be floating point"));
+  CHECK_THROWS_WITH(jnp::median(kX, {1, -1}), Catch::Contains("repeated axis"));
+}
+
+TEST_CASE("any and all reduce over the array cast to bool") {
+  const Array m = array(std::vector<float>{0, 0, 2, 0, 1, 3}, Shape{2, 3});
+  CHECK(values(jnp::any(m, 1)) == V{1, 1});
+  CHECK(values(jnp::all(m, 0)) == V{0, 0, 1});
+  CHECK(jnp::all(m).item() == 0);
+  CHECK(jnp::any(m, 0, true).shape() == Shape{1, 3});
+  const std::string text =
+      to_string(make_jaxpr([](const Array& a) { return jnp::any(a, 1); })(
+          ShapeDtype{DType::f32, {2, 3}}));
+  CHECK(text.find("convert_element_type[new_dtype=bool weak_type=False]") != std::string::npos);
+  CHECK(text.find("reduce_or[axes=(1,)]") != std::string::npos);
+}
+
+TEST_CASE("linspace places its samples along `axis`, and integer dtypes round down") {
+  const Array lo = array(std::vector<float>{0, 1}, Shape{2});
+  const Array hi = array(std::vector<float>{4, 9}, Shape{2});
+  const Array along1 = jnp::linspace(lo, hi, 5, true, std::nullopt, 1);
+  CHECK(along1.shape() == Shape{2, 5});
+  check_close(values(along1), {0, 1, 2, 3, 4, 1, 3, 5, 7, 9});
+  CHECK(jnp::linspace(lo, hi, 5, true, std::nullopt, -1).shape() == Shape{2, 5});
+  CHECK(jnp::linspace(lo, hi, 3, false).shape() == Shape{3, 2});
+  // np.linspace(-3, 2, 4, dtype=np.int32): -3, -1.33, 0.33, 2 rounded down.
+  CHECK(values(jnp::linspace(-3, 2, 4, true, DType::i32)) == V{-3, -2, 0, 2});
+  CHECK_THROWS_WITH(jnp::linspace(lo, hi, 5, true, std::nullopt, 2),
+                    Catch::Contains("axis 2 is out of bounds"));
+}
+
+}  // namespace numpy_quantile_test
+}  // namespace cjax
