@@ -64,17 +64,17 @@ QuantileLayout gather_reduced_axes(const Array& in, const Axis& axis, bool keepd
   for (int64_t d = 0; d < nd; ++d) {
     const bool reduced = std::find(axes.begin(), axes.end(), d) != axes.end();
     (reduced ? touched : kept).push_back(in.shape()[static_cast<size_t>(d)]);
-    if (!reduced) std::swap(dimensions[static_cast<size_t>(i++)], dimensions[static_cast<size_t>(d)]);
+    if (!reduced)
+      std::swap(dimensions[static_cast<size_t>(i++)], dimensions[static_cast<size_t>(d)]);
   }
   int64_t merged = 1;
   for (int64_t s : touched) merged *= s;
   kept.push_back(merged);
   std::vector<int64_t> identity(static_cast<size_t>(nd));
   std::iota(identity.begin(), identity.end(), 0);
-  out.a = lax::reshape(in, kept,
-                       dimensions == identity ? std::nullopt
-                                              : std::optional<std::vector<int64_t>>(dimensions),
-                       src);
+  out.a = lax::reshape(
+      in, kept,
+      dimensions == identity ? std::nullopt : std::optional<std::vector<int64_t>>(dimensions), src);
   out.axis = out.a.ndim() - 1;
   return out;
 }
@@ -133,8 +133,8 @@ Array quantile_body(const Array& a_in, const Array& q_in, const Axis& axis,
     const Array pred = lax::le(high_weight, Array::scalar(0.5, high_weight.dtype()), src);
     result = lax::select(pred, low_value, high_value, src);
   } else {  // midpoint
-    result = lax::mul(lax::add(low_value, high_value, src),
-                      Array::scalar(0.5, low_value.dtype()), src);
+    result =
+        lax::mul(lax::add(low_value, high_value, src), Array::scalar(0.5, low_value.dtype()), src);
   }
   if (keepdims && !layout.keepdim.empty()) {
     Shape shape = layout.keepdim;
@@ -144,15 +144,15 @@ Array quantile_body(const Array& a_in, const Array& q_in, const Axis& axis,
   return lax::convert_element_type(result, a.dtype(), false, src);
 }
 
-void check_quantile_args(std::string_view op, const Array& q,
-                         std::string_view method, const Loc& src) {
+void check_quantile_args(std::string_view op, const Array& q, std::string_view method,
+                         const Loc& src) {
   if (!known_method(method))
     throw_type_error(src, fmt::format("{}: method can only be 'linear', 'lower', 'higher', "
                                       "'midpoint', or 'nearest', not '{}'",
                                       op, method));
   if (q.ndim() > 1)
-    throw_type_error(src, fmt::format("{}: q must be have rank <= 1, got shape {}", op,
-                                      q.aval().str_short()));
+    throw_type_error(
+        src, fmt::format("{}: q must be have rank <= 1, got shape {}", op, q.aval().str_short()));
 }
 
 }  // namespace
@@ -161,8 +161,8 @@ Array quantile(const Array& a, const Array& q, Axis axis, std::string_view metho
                Loc src) {
   check_quantile_args("quantile", q, method, src);
   if (!is_floating(q.dtype()))
-    throw_type_error(src, fmt::format("quantile: q must be floating point, got {}",
-                                      q.aval().str_short()));
+    throw_type_error(
+        src, fmt::format("quantile: q must be floating point, got {}", q.aval().str_short()));
   auto impl = [=, m = std::string(method)](std::span<const Array> args) -> std::vector<Array> {
     return {quantile_body(args[0], args[1], axis, m, keepdims, src)};
   };
@@ -171,8 +171,8 @@ Array quantile(const Array& a, const Array& q, Axis axis, std::string_view metho
       fmt::format("axis={} method={} keepdims={}", axis_key(axis), method, keepdims))[0];
 }
 
-Array percentile(const Array& a, const Array& q, Axis axis, std::string_view method,
-                 bool keepdims, Loc src) {
+Array percentile(const Array& a, const Array& q, Axis axis, std::string_view method, bool keepdims,
+                 Loc src) {
   check_quantile_args("percentile", q, method, src);
   auto impl = [=, m = std::string(method)](std::span<const Array> args) -> std::vector<Array> {
     const Array fraction =

@@ -54,8 +54,8 @@ TEST_CASE("quantile interpolates between order statistics by method, as NumPy's"
   check_close(values(jnp::median(x3, {0, 2})), {7.5, 11.5, 15.5});
   CHECK(jnp::median(x3, {2, 0}, true).shape() == Shape{1, 3, 1});
   // A NaN along the axis makes that quantile NaN; the other row is unaffected.
-  const Array with_nan =
-      array(std::vector<float>{1, std::numeric_limits<float>::quiet_NaN(), 3, 4, 5, 6}, Shape{2, 3});
+  const Array with_nan = array(
+      std::vector<float>{1, std::numeric_limits<float>::quiet_NaN(), 3, 4, 5, 6}, Shape{2, 3});
   const V med = values(jnp::median(with_nan, 1));
   CHECK(std::isnan(med[0]));
   CHECK(med[1] == 5);
@@ -116,9 +116,8 @@ TEST_CASE("any and all reduce over the array cast to bool") {
   CHECK(values(jnp::all(m, 0)) == V{0, 0, 1});
   CHECK(jnp::all(m).item() == 0);
   CHECK(jnp::any(m, 0, true).shape() == Shape{1, 3});
-  const std::string text =
-      to_string(make_jaxpr([](const Array& a) { return jnp::any(a, 1); })(
-          ShapeDtype{DType::f32, {2, 3}}));
+  const std::string text = to_string(
+      make_jaxpr([](const Array& a) { return jnp::any(a, 1); })(ShapeDtype{DType::f32, {2, 3}}));
   CHECK(text.find("convert_element_type[new_dtype=bool weak_type=False]") != std::string::npos);
   CHECK(text.find("reduce_or[axes=(1,)]") != std::string::npos);
 }
