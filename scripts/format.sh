@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Formats every C++ file git tracks with the repo's .clang-format; with --check, lists the files
-# that differ and fails instead.
+# Formats every C++ file git tracks, or would track (new files not yet added, ignored ones aside),
+# with the repo's .clang-format; with --check, lists the files that differ and fails instead.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-mapfile -t files < <(git ls-files '*.cc' '*.h')
+mapfile -t files < <(git ls-files --cached --others --exclude-standard '*.cc' '*.h')
 if [ "${1:-}" = "--check" ]; then
   bad=()
   for f in "${files[@]}"; do
