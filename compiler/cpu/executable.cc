@@ -220,17 +220,51 @@ struct Handover {
   std::vector<int> tied;
 };
 
-// Only a loop's segment takes over its `dying` inputs, and returns in each the first output of
-// its type not yet placed.
+// The operand of a loop eqn that starts each of its carries (scan: after its consts; while:
+// after its condition's and body's consts), and how many carries lead its outputs.
+std::pair<size_t, size_t> loop_carries(const Eqn& loop) {
+  if (loop.prim->name == "scan")
+    return {static_cast<size_t>(loop.params.get_int("num_consts")),
+            static_cast<size_t>(loop.params.get_int("num_carry"))};
+  const auto first = static_cast<size_t>(loop.params.get_int("cond_nconsts") +
+                                         loop.params.get_int("body_nconsts"));
+  return {first, loop.outputs.size()};
+}
+
+// Only a loop's segment takes over its `dying` inputs. A carry's final value is returned in the
+// buffer of the input that started it when that one is dying: the loop may have updated the
+// carry in that very buffer (carry_in_place), and returning another value there would overwrite
+// it. Each other output is returned in a dying input of its type that starts no carry.
 Handover loop_handover(const Jaxpr& program, const std::vector<int>& forwarded,
                        const std::vector<bool>& dying) {
   Handover h;
   h.tied.assign(forwarded.size(), -1);
   if (program.eqns.size() != 1 || !runs_loop(program.eqns[0])) return h;
   h.writable = dying;
-  std::vector<bool> untied = dying;  // writable inputs not yet tied
+  const Eqn& loop = program.eqns[0];
+  auto input_index = [&](const Atom& a) -> int {
+    if (!a.is_var()) return -1;
+    for (size_t j = 0; j < program.invars.size(); ++j)
+      if (program.invars[j].id() == a.var().id()) return static_cast<int>(j);
+    return -1;
+  };
+  const auto [first_init, num_carry] = loop_carries(loop);
+  std::vector<bool> untied = dying;                       // writable inputs not yet tied
+  std::vector<int> start_of(program.outvars.size(), -1);  // the input starting output i's carry
+  for (size_t i = 0; i < program.outvars.size(); ++i) {
+    if (!program.outvars[i].is_var()) continue;
+    for (size_t k = 0; k < num_carry; ++k)
+      if (loop.outputs[k].id() == program.outvars[i].var().id())
+        start_of[i] = input_index(loop.inputs[first_init + k]);
+  }
+  for (size_t k = 0; k < num_carry; ++k)  // inputs that start a carry are for that carry only
+    if (const int j = input_index(loop.inputs[first_init + k]); j >= 0) untied[size_t(j)] = false;
   for (size_t i = 0; i < h.tied.size(); ++i) {
     if (forwarded[i] >= 0 || !program.outvars[i].is_var()) continue;
+    if (const int j = start_of[i]; j >= 0 && dying[size_t(j)]) {
+      h.tied[i] = j;
+      continue;
+    }
     for (size_t j = 0; j < untied.size(); ++j)
       if (untied[j] && program.invars[j].aval().same_type(program.outvars[i].aval())) {
         h.tied[i] = static_cast<int>(j);

@@ -27,6 +27,7 @@
 #include <thread>
 
 #include "compiler/cpu/async_tasks.h"
+#include "compiler/cpu/carry_in_place.h"
 #include "compiler/cpu/free_after_last_use.h"
 #include "compiler/cpu/fusion.h"
 #include "compiler/cpu/lowering.h"
@@ -202,6 +203,7 @@ void run_pipeline(mlir::ModuleOp module, DiagnosticCollector& diags, bool parall
   if (mlir::failed(mlir::applyPatternsAndFoldGreedily(module, std::move(approximations))))
     throw Error(fmt::format("lower: rewriting tanh and erf failed: {}", diags.text()));
   fuse_elementwise(module);
+  carry_in_place(module);
   run_passes(module, diags, kToBuffers, "the MLIR pass pipeline");
   free_after_last_use(module);
   reuse_dying_buffers(module);
