@@ -185,8 +185,8 @@ struct PadOptions {
 // (reflect_type "even" or "odd"), "linear_ramp" (jnp.linspace from each axis' end values, one
 // pair per axis or one for all, to the edge), or a statistic, "maximum", "minimum", "mean" or
 // "median", of each axis' first and last stat_length elements (the whole axis by default),
-// rounded to even for integer arrays. Built as JAX builds them (slices, flips, linspaces,
-// reductions and concatenations), so they differentiate and compile as those do:
+// rounded to even for integer arrays; "empty" (zeros, as JAX's). Built as JAX builds them (slices,
+// flips, linspaces, reductions and concatenations), so they differentiate and compile as those do:
 //   jnp::pad(x, {{2, 3}}, "linear_ramp", {.end_values = {{0, 1.5}}})
 //   jnp::pad(x, {{2, 3}}, "mean", {.stat_length = {{1, 2}}})
 Array pad(const Array& a, std::vector<std::pair<int64_t, int64_t>> pad_width, std::string_view mode,

@@ -3,7 +3,8 @@
 // with the widths as numpy ints; edge, wrap, reflect and symmetric are built axis by axis from
 // slices, `_flip`s (jnp.flip's jit over `rev`) and concatenations, eqn for eqn as JAX builds them;
 // maximum, minimum, mean and median from each axis' statistic repeated beside it (JAX's
-// _pad_stats); linear_ramp from jnp.linspace between the end values and the edges.
+// _pad_stats); linear_ramp from jnp.linspace between the end values and the edges; empty from
+// zeros.
 #include <fmt/format.h>
 
 #include <functional>
@@ -250,6 +251,21 @@ Array pad_linear_ramp(Array x, const std::vector<std::pair<int64_t, int64_t>>& w
   return x;
 }
 
+// JAX's _pad_empty: axis by axis, zeros (jnp.empty is jnp.zeros) of each width beside the array,
+// as jnp.empty_like(array, shape=...) makes them; every axis, padded or not.
+Array pad_empty(Array x, const std::vector<std::pair<int64_t, int64_t>>& widths, Loc src) {
+  for (int64_t i = 0; i < x.ndim(); ++i) {
+    const auto [before, after] = widths[static_cast<size_t>(i)];
+    Shape shape_before = x.shape(), shape_after = x.shape();
+    shape_before[static_cast<size_t>(i)] = before;
+    shape_after[static_cast<size_t>(i)] = after;
+    const Array pad_before = lax::full_like(x, 0, std::nullopt, shape_before, src);
+    const Array pad_after = lax::full_like(x, 0, std::nullopt, shape_after, src);
+    x = lax::concatenate(std::vector<Array>{pad_before, x, pad_after}, i, src);
+  }
+  return x;
+}
+
 // The jit JAX's every non-constant mode runs in: over the array and the (unused) constant 0.
 Array call_pad(const Array& a, std::function<Array(const Array&)> body, Loc src) {
   auto impl = [body](std::span<const Array> args) -> std::vector<Array> { return {body(args[0])}; };
@@ -277,11 +293,11 @@ Array pad(const Array& a, std::vector<std::pair<int64_t, int64_t>> pad_width, st
           const PadOptions& options, Loc src) {
   const bool mirrored = mode == "reflect" || mode == "symmetric";
   if (mode != "constant" && mode != "edge" && mode != "wrap" && !mirrored &&
-      mode != "linear_ramp" && !is_statistic(mode))
+      mode != "linear_ramp" && mode != "empty" && !is_statistic(mode))
     throw UnsupportedError(location_prefix(src) +
                            fmt::format("pad: unimplemented padding mode '{}' (cjax has "
                                        "constant, edge, wrap, reflect, symmetric, linear_ramp, "
-                                       "maximum, minimum, mean and median)",
+                                       "maximum, minimum, mean, median and empty)",
                                        mode));
   // JAX's allowed keywords per mode.
   if (!options.stat_length.empty() && !is_statistic(mode))
@@ -330,6 +346,7 @@ Array pad(const Array& a, std::vector<std::pair<int64_t, int64_t>> pad_width, st
   return call_pad(
       a,
       [=, m = std::string(mode)](const Array& x) {
+        if (m == "empty") return pad_empty(x, pad_width, src);
         if (m == "edge") return pad_edge(x, pad_width, src);
         if (m == "wrap") return pad_wrap(x, pad_width, src);
         return pad_mirrored(x, pad_width, m, odd, src);

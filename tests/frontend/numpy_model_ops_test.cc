@@ -323,7 +323,7 @@ TEST_CASE("jnp.pad's statistic modes trace as JAX's _pad_stats and differentiate
 }
 
 // NumPy's np.pad results (numpy 2.x), quoted.
-TEST_CASE("jnp.pad's median and linear_ramp modes pad as NumPy's") {
+TEST_CASE("jnp.pad's median, linear_ramp and empty modes pad as NumPy's and JAX's") {
   auto values = [](const Array& a) { return a.astype(DType::f64).to_vector<double>(); };
   using V = std::vector<double>;
   const Array v = array(std::vector<float>{1, 5, 2, 8}, Shape{4});
@@ -355,6 +355,14 @@ TEST_CASE("jnp.pad's median and linear_ramp modes pad as NumPy's") {
   CHECK(ramp_i.dtype() == DType::i32);
   CHECK(values(ramp_i) == V{0, 1, 3, 5, -3, -2, -1, 0});
 
+  // "empty": JAX's jnp.empty is zeros, concatenated beside each axis.
+  CHECK(values(jnp::pad(m, {{1, 0}, {0, 2}}, "empty")) ==
+        V{0, 0, 0, 0, 0, 1, 2, 3, 0, 0, 4, 5, 6, 0, 0});
+  const std::string empty_text = to_string(make_jaxpr([](const Array& a) {
+    return jnp::pad(a, {{1, 0}, {0, 2}}, "empty");
+  })(numpy_model_ops_test::m23));
+  CHECK(empty_text.find("concatenate[dimension=1]") != std::string::npos);
+
   // Traced as JAX's: linspace jits inside the _pad jit, the median's quantile inside its jit.
   auto ramp = [](const Array& a) {
     return jnp::pad(a, {{1, 2}, {0, 3}}, "linear_ramp", {.end_values = {{0.5, 1}}});
@@ -371,12 +379,13 @@ TEST_CASE("jnp.pad's median and linear_ramp modes pad as NumPy's") {
 
   // Compiled as interpreted, and differentiated as the finite differences say.
   std::mt19937 rng(13);
-  for (const char* mode : {"median", "linear_ramp"}) {
+  for (const char* mode : {"median", "linear_ramp", "empty"}) {
     INFO(mode);
     auto padded = [mode](const Array& a) {
-      return std::string_view(mode) == "median"
-                 ? jnp::pad(a, {{1, 2}, {2, 1}}, mode, {.stat_length = {{2, 3}}})
-                 : jnp::pad(a, {{1, 2}, {2, 1}}, mode, {.end_values = {{0.25, -1}, {2, 0}}});
+      const std::string_view m = mode;
+      if (m == "median") return jnp::pad(a, {{1, 2}, {2, 1}}, mode, {.stat_length = {{2, 3}}});
+      if (m == "empty") return jnp::pad(a, {{1, 2}, {2, 1}}, mode);
+      return jnp::pad(a, {{1, 2}, {2, 1}}, mode, {.end_values = {{0.25, -1}, {2, 0}}});
     };
     const Array x = testing::random_f64(rng, {3, 4});
     close(values(jit(padded)(x)), values(padded(x)));
@@ -390,8 +399,8 @@ TEST_CASE("jnp.pad's median and linear_ramp modes pad as NumPy's") {
 
 TEST_CASE("jnp.pad's modes refuse what JAX refuses, naming the mode") {
   const Array x = jnp::ones({2, 3});
-  CHECK_THROWS_WITH(jnp::pad(x, {{1, 1}}, "empty"),
-                    Catch::Contains("unimplemented padding mode 'empty'"));
+  CHECK_THROWS_WITH(jnp::pad(x, {{1, 1}}, "sideways"),
+                    Catch::Contains("unimplemented padding mode 'sideways'"));
   CHECK_THROWS_WITH(jnp::pad(x, {{1, 1}}, "edge", {.end_values = {{1, 2}}}),
                     Catch::Contains("end_values is for the linear_ramp mode, not 'edge'"));
   CHECK_THROWS_WITH(jnp::pad(x, {{1, 1}}, "linear_ramp", {.end_values = {{1, 2}, {1, 2}, {3, 4}}}),
