@@ -10,6 +10,7 @@
 #include <mlir/ExecutionEngine/ExecutionEngine.h>
 #include <mlir/Target/LLVMIR/Export.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -262,7 +263,8 @@ Handover loop_handover(const Jaxpr& program, const std::vector<int>& forwarded,
   for (size_t i = 0; i < h.tied.size(); ++i) {
     if (forwarded[i] >= 0 || !program.outvars[i].is_var()) continue;
     if (const int j = start_of[i]; j >= 0 && dying[size_t(j)]) {
-      h.tied[i] = j;
+      // An input that starts two carries returns the first of them only.
+      if (std::find(h.tied.begin(), h.tied.end(), j) == h.tied.end()) h.tied[i] = j;
       continue;
     }
     for (size_t j = 0; j < untied.size(); ++j)

@@ -58,5 +58,23 @@ TEST_CASE("a carry read after the elementwise loop is not written over") {
       "t:f32[512,512] = transpose[permutation=(1, 0)] h; y:f32[512,512] = add t h in (y,)", 5);
 }
 
+TEST_CASE("a segment's dying input that starts two carries returns one of them") {
+  // Both carries start from a; each is updated in place, the first in a's buffer, the second in
+  // a copy; returning both in a's buffer would overwrite one with the other.
+  JaxprRef j = parse_jaxpr(
+      "{ lambda ; x:f32[512,512]. let a:f32[512,512] = sin x; "
+      "d:f32[512,512] e:f32[512,512] = scan[_split_transpose=False "
+      "jaxpr={ lambda ; p:f32[512,512] q:f32[512,512]. let "
+      "s:f32[512,512] = add p 1.0:f32[]; t:f32[512,512] = mul q 2.0:f32[] in (s, t) } length=3 "
+      "linear=(False, False) num_carry=2 num_consts=0 reverse=False unroll=1] a a in (d, e) }");
+  auto exe = lower::compile(*j, "t", {.max_whole_eqns = 0});
+  const auto in = test::random_inputs(*j, -0.5, 0.5, 9);
+  const auto out = exe->run(in);
+  const auto want = runtime::eval_jaxpr(*j, in);
+  REQUIRE(out.size() == 2);
+  test::require_close(out[0], want[0]);
+  test::require_close(out[1], want[1]);
+}
+
 }  // namespace
 }  // namespace cjax
