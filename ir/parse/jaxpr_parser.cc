@@ -347,9 +347,15 @@ void JaxprParser::parse_args(Scope& scope, EqnDraft& d) {
   }
 }
 
+// Whether `t` starts a primitive with params: `name[`, or a hyphenated name (`scatter-add[`).
 bool JaxprParser::ident_opens_params(const Token& t) const {
+  const std::string_view src = lex.source();
   size_t after = t.offset + t.text.size();
-  return after < lex.source().size() && lex.source()[after] == '[';
+  while (after + 1 < src.size() && src[after] == '-' && is_ident_start(src[after + 1])) {
+    after += 2;
+    while (after < src.size() && is_ident_char(src[after])) ++after;
+  }
+  return after < src.size() && src[after] == '[';
 }
 
 // The answer depends only on where the scan starts, and is the same from every `name:type` pair

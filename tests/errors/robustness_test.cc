@@ -119,6 +119,18 @@ TEST_CASE("robustness: an eqn without outputs prints and parses back (fuzz)") {
   } catch (const cjax::ParseError& e) {
     CHECK(std::string(e.what()) == "1:28: equation 'foo' has neither outputs nor params");
   }
+  // After an eqn without operands, one without outputs whose name is hyphenated (`scatter-add`)
+  // starts an eqn too: its first word is no operand of the eqn before (fuzz).
+  const std::string hyphen =
+      "{ lambda ; a:f32[]. let\n"
+      "    b:f32[] = iota_like \n"
+      "    debug-print[x=1] a\n"
+      "  in (b,) }";
+  cjax::JaxprRef h = cjax::parse_jaxpr(hyphen);
+  REQUIRE(h->eqns.size() == 2);
+  CHECK(h->eqns[0].inputs.empty());
+  CHECK(h->eqns[1].prim->name == "debug-print");
+  CHECK(cjax::to_string(*cjax::parse_jaxpr(cjax::to_string(*h))) == cjax::to_string(*h));
 }
 
 TEST_CASE("robustness: a param value may not run past its line (fuzz)") {
