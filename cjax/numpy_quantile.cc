@@ -88,6 +88,9 @@ Array quantile_body(const Array& a_in, const Array& q_in, const Axis& axis,
   Array q = q_in;
   const int64_t q_ndim = q.ndim();
   const Shape a_shape = a.shape();
+  if (a_shape[static_cast<size_t>(ax)] == 0)
+    throw_type_error(src, fmt::format("quantile: no elements along the reduced axes of {}",
+                                      a_in.aval().str_short()));
   // Any NaN along the axis makes every quantile there NaN.
   a = where(any(lax::ne(a, a, src), Axis(ax), true, src), std::numeric_limits<double>::quiet_NaN(),
             a, src);

@@ -41,9 +41,7 @@ void carry_in_place(mlir::ModuleOp module) {
     if (op.getNumDpsInits() != 1 || op->getNumResults() != 1 || !all_parallel(op)) continue;
     mlir::OpOperand* init = op.getDpsInitOperand(0);
     if (!init->get().getDefiningOp<mlir::tensor::EmptyOp>()) continue;
-    if (op.getMatchingBlockArgument(init).getUses().begin() !=
-        op.getMatchingBlockArgument(init).getUses().end())
-      continue;  // the body reads what it overwrites
+    if (!op.getMatchingBlockArgument(init).use_empty()) continue;  // the body reads its output
     const mlir::Type type = op->getResult(0).getType();
     const mlir::AffineMap out_map = op.getMatchingIndexingMap(init);
     for (mlir::OpOperand* in : op.getDpsInputOperands()) {

@@ -24,16 +24,22 @@ const char* kDot =
     "t:f32[512,512] = dot_general[dimension_numbers=(([1], [0]), ([], [])) "
     "preferred_element_type=float32] h w; ";
 
-size_t run_and_check(const std::string& body, uint32_t seed) {
-  JaxprRef j = parse_jaxpr(scan_program(body));
-  auto exe = lower::compile(*j, "t");
+// Compiles and runs `program`, checks every output against the interpreter's, returns the peak.
+size_t run_program(const std::string& program, uint32_t seed,
+                   const lower::CompileOptions& options = {}) {
+  JaxprRef j = parse_jaxpr(program);
+  auto exe = lower::compile(*j, "t", options);
   const auto in = test::random_inputs(*j, -0.05, 0.05, seed);
   lower::RunStats stats;
   const auto out = exe->run(in, &stats);
   const auto want = runtime::eval_jaxpr(*j, in);
   REQUIRE(out.size() == want.size());
-  test::require_close(out[0], want[0]);
+  for (size_t i = 0; i < out.size(); ++i) test::require_close(out[i], want[i]);
   return stats.peak_bytes;
+}
+
+size_t run_and_check(const std::string& body, uint32_t seed) {
+  return run_program(scan_program(body), seed);
 }
 
 TEST_CASE("a scan's carry is summed into in place: one carry buffer at the body's peak") {
@@ -61,19 +67,13 @@ TEST_CASE("a carry read after the elementwise loop is not written over") {
 TEST_CASE("a segment's dying input that starts two carries returns one of them") {
   // Both carries start from a; each is updated in place, the first in a's buffer, the second in
   // a copy; returning both in a's buffer would overwrite one with the other.
-  JaxprRef j = parse_jaxpr(
+  run_program(
       "{ lambda ; x:f32[512,512]. let a:f32[512,512] = sin x; "
       "d:f32[512,512] e:f32[512,512] = scan[_split_transpose=False "
       "jaxpr={ lambda ; p:f32[512,512] q:f32[512,512]. let "
       "s:f32[512,512] = add p 1.0:f32[]; t:f32[512,512] = mul q 2.0:f32[] in (s, t) } length=3 "
-      "linear=(False, False) num_carry=2 num_consts=0 reverse=False unroll=1] a a in (d, e) }");
-  auto exe = lower::compile(*j, "t", {.max_whole_eqns = 0});
-  const auto in = test::random_inputs(*j, -0.5, 0.5, 9);
-  const auto out = exe->run(in);
-  const auto want = runtime::eval_jaxpr(*j, in);
-  REQUIRE(out.size() == 2);
-  test::require_close(out[0], want[0]);
-  test::require_close(out[1], want[1]);
+      "linear=(False, False) num_carry=2 num_consts=0 reverse=False unroll=1] a a in (d, e) }",
+      9, {.max_whole_eqns = 0});
 }
 
 }  // namespace

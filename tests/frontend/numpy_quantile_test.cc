@@ -108,6 +108,8 @@ TEST_CASE("quantile refuses what JAX refuses, naming the op") {
                     Catch::Contains("q must be have rank <= 1"));
   CHECK_THROWS_WITH(jnp::quantile(kX, 1, 1), Catch::Contains("q must be floating point"));
   CHECK_THROWS_WITH(jnp::median(kX, {1, -1}), Catch::Contains("repeated axis"));
+  CHECK_THROWS_WITH(jnp::median(jnp::zeros({2, 0}), 1),
+                    Catch::Contains("quantile: no elements along the reduced axes of f32[2,0]"));
 }
 
 TEST_CASE("any and all reduce over the array cast to bool") {
