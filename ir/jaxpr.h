@@ -54,6 +54,10 @@ struct Literal {
   ShapedArray aval;
   std::variant<bool, int64_t, uint64_t, double> value = 0.0;
   bool elided = false;
+  // A constant array value rather than a Python scalar: JAX's instantiated zero tangents are
+  // jax.Arrays, which linearization's tracing does not inline, so a staged eqn that reads one
+  // makes it a residual (the known side returns it, printed as this literal). Not printed.
+  bool array_constant = false;
 
   static Literal of(double v, DType t, bool weak = false);  // value rounded to t
   static Literal of_int(int64_t v, DType t, bool weak = false);

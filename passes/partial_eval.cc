@@ -35,7 +35,8 @@ bool is_resplit_call(const Eqn& e) {
 }  // namespace
 
 PartialEvalResult partial_eval(const Jaxpr& jaxpr, const std::vector<bool>& in_unknown,
-                               const std::vector<bool>& instantiate) {
+                               const std::vector<bool>& instantiate,
+                               bool constants_as_residuals) {
   if (in_unknown.size() != jaxpr.invars.size())
     throw Error(fmt::format("partial_eval: {} flags for {} inputs", in_unknown.size(),
                             jaxpr.invars.size()));
@@ -65,6 +66,21 @@ PartialEvalResult partial_eval(const Jaxpr& jaxpr, const std::vector<bool>& in_u
     if (a.is_var() && !unknown.count(a.var().id()) && seen.insert(a.var().id()).second)
       candidates.push_back(a.var());
   };
+  // Staged invars standing for constants, with the literal the known side returns for each.
+  std::unordered_map<const void*, Literal> constant_of;
+  auto stage = [&](Eqn& e) {
+    for (Atom& in : e.inputs) {
+      if (constants_as_residuals && in.is_literal() && in.literal().array_constant) {
+        Var r(in.aval());
+        Literal value = in.literal();
+        value.array_constant = false;
+        constant_of.emplace(r.id(), std::move(value));
+        in = r;
+      }
+      note_read(in);
+    }
+    for (const Var& o : e.outputs) unknown.insert(o.id());
+  };
 
   for (const Eqn& original : jaxpr.eqns) {
     Eqn eqn = original;
@@ -93,16 +109,14 @@ PartialEvalResult partial_eval(const Jaxpr& jaxpr, const std::vector<bool>& in_u
             staged_unknown.push_back(is_unknown(read(in)));
           split_calls().put(r.staged_eqn->params.get_jaxpr("jaxpr"), std::move(staged_unknown));
         }
-        for (const Atom& in : r.staged_eqn->inputs) note_read(in);
-        for (const Var& o : r.staged_eqn->outputs) unknown.insert(o.id());
+        stage(*r.staged_eqn);
         staged.eqns.push_back(std::move(*r.staged_eqn));
       }
       for (size_t i = 0; i < eqn.outputs.size(); ++i)
         renamed.emplace(eqn.outputs[i].id(), r.outputs[i]);
       continue;
     }
-    for (const Atom& in : eqn.inputs) note_read(in);
-    for (const Var& o : eqn.outputs) unknown.insert(o.id());
+    stage(eqn);
     staged.eqns.push_back(std::move(eqn));
   }
 
@@ -138,7 +152,10 @@ PartialEvalResult partial_eval(const Jaxpr& jaxpr, const std::vector<bool>& in_u
     } else {
       known.invars.push_back(jaxpr.invars[i]);
     }
-  for (const Var& res : r.residuals) known.outvars.push_back(res);
+  for (const Var& res : r.residuals) {
+    auto constant = constant_of.find(res.id());
+    known.outvars.push_back(constant == constant_of.end() ? Atom(res) : Atom(constant->second));
+  }
   r.known = std::move(known);
   r.staged = std::move(staged);
   return r;

@@ -20,7 +20,9 @@ struct PartialEvalResult {
   Jaxpr staged;
   std::vector<bool> out_unknown;
   // The residuals, in the order the staged jaxpr first reads them. Each is a var of the known
-  // side (an invar, a constvar or an eqn output), re-used as an invar of the staged jaxpr.
+  // side (an invar, a constvar or an eqn output), re-used as an invar of the staged jaxpr, or a
+  // staged invar standing for a constant (`constants_as_residuals`). The known jaxpr's trailing
+  // outvars say what each is on the known side.
   std::vector<Var> residuals;
 };
 
@@ -40,7 +42,12 @@ struct PartialEvalRuleResult {
 using PartialEvalRule =
     std::function<PartialEvalRuleResult(const Eqn& eqn, const std::vector<bool>& in_unknown)>;
 
+// `constants_as_residuals`: a staged eqn's operand that is a constant array
+// (Literal::array_constant) becomes a residual of its own, a fresh staged invar that the known
+// jaxpr returns as the literal: JAX's linearization (of a jit's body, or at the top level)
+// captures such a constant rather than inlining it. Off, it stays a literal operand.
 PartialEvalResult partial_eval(const Jaxpr& jaxpr, const std::vector<bool>& in_unknown,
-                               const std::vector<bool>& instantiate);
+                               const std::vector<bool>& instantiate,
+                               bool constants_as_residuals = false);
 
 }  // namespace cjax

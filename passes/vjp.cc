@@ -51,7 +51,8 @@ LinearizeResult linearize_jaxpr(const Jaxpr& jaxpr) {
   unknown.resize(n + num_tangents, true);
   std::vector<bool> instantiate(jaxpr.outvars.size(), false);
   instantiate.resize(jvp.jaxpr.outvars.size(), true);
-  PartialEvalResult pe = partial_eval(jvp.jaxpr, unknown, instantiate);
+  PartialEvalResult pe =
+      partial_eval(jvp.jaxpr, unknown, instantiate, /*constants_as_residuals=*/true);
   // A partial-eval rule that stages a primal output would shift every output below.
   for (size_t i = 0; i < jaxpr.outvars.size(); ++i)
     if (pe.out_unknown[i])
@@ -64,7 +65,7 @@ LinearizeResult linearize_jaxpr(const Jaxpr& jaxpr) {
   std::vector<Atom> fwd_outs(pe.known.outvars.begin(), pe.known.outvars.begin() + num_primal_outs);
   std::vector<Var> lin_invars;
   for (size_t r : order) {
-    fwd_outs.push_back(pe.residuals[r]);
+    fwd_outs.push_back(pe.known.outvars[num_primal_outs + r]);
     lin_invars.push_back(pe.residuals[r]);
   }
   lin_invars.insert(lin_invars.end(), pe.staged.invars.begin() + pe.residuals.size(),

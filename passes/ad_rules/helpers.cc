@@ -21,6 +21,14 @@ Tangent sum_terms(JaxprBuilder& b, const std::vector<Atom>& terms) {
 
 }  // namespace
 
+Atom instantiate_zeros(JaxprBuilder& b, const Atom& primal) {
+  Atom zeros = zeros_like_aval(b, primal.aval());
+  if (!zeros.is_literal()) return zeros;
+  Literal constant = zeros.literal();
+  constant.array_constant = true;
+  return constant;
+}
+
 void defjvp(std::string_view prim, std::vector<JvpTerm> terms) {
   define_pass_rules(prim).jvp = [terms](const JvpRuleArgs& a) {
     std::vector<Atom> outs;
@@ -52,8 +60,7 @@ void deflinear(std::string_view prim, TransposeRule transpose) {
   define_pass_rules(prim).jvp = [](const JvpRuleArgs& a) {
     std::vector<Atom> tangents;
     for (size_t i = 0; i < a.primals.size(); ++i)
-      tangents.push_back(a.tangents[i] ? *a.tangents[i]
-                                       : zeros_like_aval(a.b, a.primals[i].aval()));
+      tangents.push_back(a.tangents[i] ? *a.tangents[i] : instantiate_zeros(a.b, a.primals[i]));
     std::vector<Var> outs = a.b.emit(*a.eqn.prim, tangents, a.eqn.params);
     return std::vector<Tangent>(outs.begin(), outs.end());
   };

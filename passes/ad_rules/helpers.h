@@ -32,6 +32,9 @@ void defjvp_zero(std::string_view prim);
 // JAX's linear_jvp: the primitive applied to the tangents (zeros instantiated), with the eqn's
 // params; `transpose` is its transpose rule.
 void deflinear(std::string_view prim, TransposeRule transpose);
+// JAX's instantiate_zeros of a symbolic zero tangent: zeros of the primal's aval. A scalar one is
+// a constant array (Literal::array_constant), which partial evaluation makes a residual.
+Atom instantiate_zeros(JaxprBuilder& b, const Atom& primal);
 
 // JAX's _unbroadcast: sums `x` down to `aval`'s shape, undoing rank-0 or size-1 broadcasting.
 Atom unbroadcast(JaxprBuilder& b, const ShapedArray& aval, const Atom& x);

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "examples/registry.h"
+#include "ir/parse/parser.h"
 #include "passes/saved_residuals.h"
 #include "passes/vjp.h"
 
@@ -102,4 +103,28 @@ TEST_CASE("the exercise saves the two matmuls") {
                                  // (the square's jvp recomputes 2y from it).
                                  "f32[8,4] output of dot_general (dot_pipeline)",
                                  "f32[8,4] output of dot_general (dot_pipeline)"});
+}
+
+TEST_CASE("lax.pad's instantiated zero tangent is a residual the backward pass never reads") {
+  // pad is linear in its operand and its padding value; JAX's linear_jvp instantiates the
+  // padding value's zero tangent as a constant array, which linearization captures as a residual
+  // (JAX's jnp.pad gradient returns it from the forward jit as `0.0:f32[]`).
+  JaxprRef f = parse_jaxpr(
+      "{ lambda ; a:f32[2,3]. let\n"
+      "    c:f32[3,6] = pad[padding_config=((1, 0, 0), (2, 1, 0))] a 1.5:f32[]\n"
+      "  in (c,) }");
+  Jaxpr g = *f;
+  VjpResult r = vjp_jaxpr(g);
+  REQUIRE(r.num_residuals == 1);
+  const Atom& res = r.fwd.outvars.back();
+  REQUIRE(res.is_literal());
+  CHECK(res.literal().as_double() == 0.0);
+  CHECK(res.aval().str_short() == "f32[]");
+  const auto saved = saved_residuals(r.fwd, r.num_residuals, std::vector<std::string>{"a"});
+  REQUIRE(saved.size() == 1);
+  CHECK(saved[0].description == "from a literal");
+  // The backward pass reads the residual and the cotangent, and un-pads the cotangent.
+  CHECK(r.bwd.invars.size() == 2);
+  CHECK(r.bwd.outvars.size() == 1);
+  CHECK(r.bwd.outvars[0].aval().str_short() == "f32[2,3]");
 }

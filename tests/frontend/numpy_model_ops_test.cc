@@ -145,13 +145,11 @@ TEST_CASE("jnp.pad prints as JAX's jit[name=_pad], pads with the constant and di
   const ShapeDtype m23{DType::f32, {2, 3}};
   auto padded = [](const Array& a) { return jnp::pad(a, {{1, 0}, {2, 1}}); };
   CHECK(to_string(make_jaxpr(padded)(m23)) == golden::jax_case("model_ops.md", "pad"));
-  // The transpose's pad and slice carry JAX's numpy ints; JAX also threads the padding value
-  // through the jit as a residual, which cjax's backward jit does not take.
-  const std::string grad_text = to_string(make_jaxpr(grad([](const Array& a) {
-    return jnp::sum(jnp::power(jnp::pad(a, {{1, 0}, {2, 1}}), 2));
-  }))(m23));
-  CHECK(grad_text.find("padding_config=((np.int64(-1), np.int64(0), np.int64(0)), "
-                       "(np.int64(-2), np.int64(-1), np.int64(0)))") != std::string::npos);
+  // The transpose's pad and slice carry JAX's numpy ints, and the padding value's instantiated
+  // zero tangent is a residual the forward jit returns (0.0) and the backward jit never reads.
+  CHECK(to_string(make_jaxpr(grad([](const Array& a) {
+          return jnp::sum(jnp::power(jnp::pad(a, {{1, 0}, {2, 1}}), 2));
+        }))(m23)) == golden::jax_case("model_ops.md", "pad grad"));
   const Array x = jnp::reshape(jnp::arange(6.0f), {2, 3});
   const Array p = jnp::pad(x, {{1, 0}, {0, 2}}, 9.0f);
   CHECK(p.shape() == Shape{3, 5});
