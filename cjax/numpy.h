@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <optional>
 #include <source_location>
@@ -132,6 +133,18 @@ Array quantile(const Array& a, const Array& q, Axis axis = {}, std::string_view 
 Array percentile(const Array& a, const Array& q, Axis axis = {}, std::string_view method = "linear",
                  bool keepdims = false, CJAX_LOC);
 Array median(const Array& a, Axis axis = {}, bool keepdims = false, CJAX_LOC);
+// jnp.nanquantile / nanpercentile / nanmedian: the same, NaNs ignored (each row's quantiles are
+// of its non-NaN values; a row of NaNs gives NaN). Jitted as `nanquantile`, `nanpercentile`,
+// `nanmedian`.
+Array nanquantile(const Array& a, const Array& q, Axis axis = {},
+                  std::string_view method = "linear", bool keepdims = false, CJAX_LOC);
+Array nanpercentile(const Array& a, const Array& q, Axis axis = {},
+                    std::string_view method = "linear", bool keepdims = false, CJAX_LOC);
+Array nanmedian(const Array& a, Axis axis = {}, bool keepdims = false, CJAX_LOC);
+// jnp.apply_along_axis: func1d applied to every 1-D vector along `axis` (vmapped over the other
+// axes, as JAX's); its result's axes take the place of `axis`.
+Array apply_along_axis(const std::function<Array(const Array&)>& func1d, int64_t axis,
+                       const Array& arr, CJAX_LOC);
 // jnp.sort / jnp.argsort along `axis` (the flattened array for nullopt), ascending unless
 // `descending`; `stable` keeps equal elements in their order (argsort's descending order too).
 // Jitted as JAX's are: `jit[name=sort]` / `jit[name=argsort]`.
@@ -181,6 +194,15 @@ struct PadOptions {
   std::vector<std::pair<Array, Array>> end_values{};       // "linear_ramp"; empty: 0
   std::string_view reflect_type = "even";                  // "reflect", "symmetric"
 };
+// jnp.pad with a function as the mode, NumPy's padding_func(vector, iaxis_pad_width, iaxis): the
+// array is first padded with zeros, then each axis in turn has `func` applied along it (JAX's
+// apply_along_axis, so vmapped), to every 1-D vector of that axis; it returns the vector with its
+// padded ends filled in (JAX, unlike NumPy, cannot fill them in place).
+//   jnp::pad(x, {{2, 3}}, [](const Array& v, std::pair<int64_t, int64_t> w, int64_t axis) {...})
+using PadFunction =
+    std::function<Array(const Array& vector, std::pair<int64_t, int64_t> pad_width, int64_t axis)>;
+Array pad(const Array& a, std::vector<std::pair<int64_t, int64_t>> pad_width,
+          const PadFunction& mode, CJAX_LOC);
 // jnp.pad(a, pad_width, mode, ...): mode "constant", "edge", "wrap", "reflect" or "symmetric"
 // (reflect_type "even" or "odd"), "linear_ramp" (jnp.linspace from each axis' end values, one
 // pair per axis or one for all, to the edge), or a statistic, "maximum", "minimum", "mean" or

@@ -33,6 +33,18 @@ void check_widths(const Array& a, std::vector<std::pair<int64_t, int64_t>>& pad_
     if (lo < 0 || hi < 0) throw_type_error(src, "pad: index can't contain negative values");
 }
 
+// JAX's _pad_constant for a scalar: one `pad` eqn, the widths as numpy ints.
+Array pad_constant(const Array& x, const Array& constant_values,
+                   const std::vector<std::pair<int64_t, int64_t>>& pad_width, Loc src) {
+  const Array value = lax::convert_element_type(constant_values, x.dtype(), x.weak_type(), src);
+  ParamTuple config;
+  for (const auto& [lo, hi] : pad_width)
+    config.items.push_back(
+        ParamTuple{{ParamValue::np_int(lo), ParamValue::np_int(hi), ParamValue(int64_t{0})}});
+  TraceEmitter e(src);
+  return lax_ops::emit1(e, "pad", {x, value}, {{"padding_config", std::move(config)}});
+}
+
 }  // namespace
 
 Array pad(const Array& a, std::vector<std::pair<int64_t, int64_t>> pad_width,
@@ -43,14 +55,7 @@ Array pad(const Array& a, std::vector<std::pair<int64_t, int64_t>> pad_width,
                            "pad: constant_values must be a scalar (per-axis values are not "
                            "supported)");
   auto impl = [=](std::span<const Array> args) -> std::vector<Array> {
-    const Array& x = args[0];
-    const Array value = lax::convert_element_type(args[1], x.dtype(), x.weak_type(), src);
-    ParamTuple config;
-    for (const auto& [lo, hi] : pad_width)
-      config.items.push_back(
-          ParamTuple{{ParamValue::np_int(lo), ParamValue::np_int(hi), ParamValue(int64_t{0})}});
-    TraceEmitter e(src);
-    return {lax_ops::emit1(e, "pad", {x, value}, {{"padding_config", std::move(config)}})};
+    return {pad_constant(args[0], args[1], pad_width, src)};
   };
   Array args[] = {a, constant_values};
   return detail::call_jitted("_pad", impl, args, src)[0];
@@ -58,6 +63,31 @@ Array pad(const Array& a, std::vector<std::pair<int64_t, int64_t>> pad_width,
 
 Array pad(const Array& a, int64_t width, const Array& constant_values, Loc src) {
   return pad(a, {{width, width}}, constant_values, src);
+}
+
+// JAX's _pad_func: not jitted; zeros by lax.pad (_pad_constant), then the function along each
+// axis in turn.
+Array pad(const Array& a, std::vector<std::pair<int64_t, int64_t>> pad_width,
+          const PadFunction& mode, Loc src) {
+  if (!mode) throw_type_error(src, "pad: the padding function is empty");
+  check_widths(a, pad_width, src);
+  // jnp.asarray(0): a weakly typed i32 array, not a C++ number.
+  const Array zero = Array::from_buffer(Array(0).buffer(), true);
+  Array padded = pad_constant(a, zero, pad_width, src);
+  for (int64_t axis = 0; axis < padded.ndim(); ++axis) {
+    const std::pair<int64_t, int64_t> widths = pad_width[static_cast<size_t>(axis)];
+    auto fill = [&](const Array& vector) {
+      Array out = mode(vector, widths, axis);
+      if (out.shape() != vector.shape())
+        throw_type_error(src, fmt::format("pad: the padding function returned {} for a {} "
+                                          "vector along axis {}; it must return the vector, "
+                                          "filled in",
+                                          out.aval().str_short(), vector.aval().str_short(), axis));
+      return out;
+    };
+    padded = apply_along_axis(fill, axis, padded, src);
+  }
+  return padded;
 }
 
 namespace {

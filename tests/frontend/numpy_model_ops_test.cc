@@ -162,6 +162,84 @@ TEST_CASE("jnp.pad prints as JAX's jit[name=_pad], pads with the constant and di
   CHECK_THROWS_WITH(jnp::pad(x, {{-1, 0}, {0, 0}}), Catch::Contains("negative"));
 }
 
+TEST_CASE("jnp.pad with a function fills each axis' ends through apply_along_axis") {
+  const Array x = jnp::reshape(jnp::arange(6.0f), {2, 3});
+  // NumPy's documented pad_with, returning the vector (JAX cannot fill it in place).
+  auto pad_with = [](const Array& v, std::pair<int64_t, int64_t> w, int64_t) {
+    const int64_t n = v.shape()[0];
+    return v.at(slice(0, w.first)).set(10.0f).at(slice(n - w.second, n)).set(10.0f);
+  };
+  const Array p = jnp::pad(x, {{2, 2}}, pad_with);
+  CHECK(p.shape() == Shape{6, 7});
+  std::vector<float> want(42, 10.0f);
+  for (int r = 0; r < 2; ++r)
+    for (int c = 0; c < 3; ++c) want[static_cast<size_t>((r + 2) * 7 + c + 2)] = float(r * 3 + c);
+  CHECK(p.to_vector<float>() == want);
+  // The function sees each axis in turn: axis 1's pass overwrites the corners axis 0 filled.
+  auto by_axis = [](const Array& v, std::pair<int64_t, int64_t> w, int64_t axis) {
+    const int64_t n = v.shape()[0];
+    const float fill = static_cast<float>(axis + 1);
+    return v.at(slice(0, w.first)).set(fill).at(slice(n - w.second, n)).set(fill);
+  };
+  CHECK(jnp::pad(x, {{1, 0}, {0, 1}}, by_axis).to_vector<float>() ==
+        std::vector<float>{1, 1, 1, 2, 0, 1, 2, 2, 3, 4, 5, 2});
+  // A function copying the edges pads as "edge" does, and so differentiates as it does.
+  auto edge = [](const Array& v, std::pair<int64_t, int64_t> w, int64_t) {
+    const int64_t n = v.shape()[0];
+    const Array first = v[w.first], last = v[n - w.second - 1];
+    return v.at(slice(0, w.first)).set(first).at(slice(n - w.second, n)).set(last);
+  };
+  const std::vector<std::pair<int64_t, int64_t>> widths = {{1, 2}, {2, 1}};
+  CHECK(jnp::pad(x, widths, edge).to_vector<float>() ==
+        jnp::pad(x, widths, "edge").to_vector<float>());
+  auto loss_fn = [&](const Array& a) {
+    return jnp::sum(jnp::sin(jnp::pad(a, widths, edge)) * jnp::arange(30.0f).reshape({5, 6}));
+  };
+  auto loss_edge = [&](const Array& a) {
+    return jnp::sum(jnp::sin(jnp::pad(a, widths, "edge")) * jnp::arange(30.0f).reshape({5, 6}));
+  };
+  const std::vector<float> g = grad(loss_fn)(x).to_vector<float>();
+  const std::vector<float> g_edge = grad(loss_edge)(x).to_vector<float>();
+  REQUIRE(g.size() == g_edge.size());
+  for (size_t i = 0; i < g.size(); ++i) CHECK(g[i] == Approx(g_edge[i]).margin(1e-4));
+  // Not jitted (JAX's _pad_func): zeros by one `pad`, then a batched scatter per axis; it
+  // compiles to what it interprets.
+  const std::string text = to_string(make_jaxpr([&](const Array& a) {
+    return jnp::pad(a, widths, edge);
+  })(ShapeDtype{DType::f32, {2, 3}}));
+  INFO(text);
+  CHECK(text.find("name=_pad") == std::string::npos);
+  CHECK(text.find("padding_config=((np.int64(1), np.int64(2), 0), (np.int64(2), np.int64(1), "
+                  "0))") != std::string::npos);
+  CHECK(text.find("scatter") != std::string::npos);
+  auto padded = [&](const Array& a) { return jnp::pad(a, widths, edge); };
+  CHECK(jit(padded)(x).to_vector<float>() == padded(x).to_vector<float>());
+  CHECK_THROWS_WITH(jnp::pad(x, {{1, 1}}, [](const Array& v, auto, int64_t) { return v[0]; }),
+                    Catch::Contains("pad: the padding function returned f32[] for a f32[4] "
+                                   "vector along axis 0"));
+}
+
+TEST_CASE("jnp.apply_along_axis applies a 1-D function to every vector along the axis") {
+  const Array x = jnp::reshape(jnp::arange(24.0f), {2, 3, 4});
+  auto weigh = [](const Array& v) { return v * jnp::arange(static_cast<float>(v.shape()[0])); };
+  for (int64_t axis : {0, 1, 2, -1}) {
+    INFO("axis " << axis);
+    const Array got = jnp::apply_along_axis(weigh, axis, x);
+    CHECK(got.shape() == x.shape());
+    const int64_t ax = axis < 0 ? axis + 3 : axis;
+    const std::vector<float> xs = x.to_vector<float>(), gs = got.to_vector<float>();
+    for (int64_t i = 0; i < 24; ++i) {
+      const int64_t coord[3] = {i / 12, (i / 4) % 3, i % 4};
+      CHECK(gs[static_cast<size_t>(i)] == xs[static_cast<size_t>(i)] * float(coord[ax]));
+    }
+  }
+  // A reducing function removes the axis (np.apply_along_axis(np.sum, 1, x)).
+  const Array sums = jnp::apply_along_axis([](const Array& v) { return jnp::sum(v); }, 1, x);
+  CHECK(sums.shape() == Shape{2, 4});
+  CHECK(sums.to_vector<float>() == jnp::sum(x, 1).to_vector<float>());
+  CHECK_THROWS_WITH(jnp::apply_along_axis(weigh, 3, x), Catch::Contains("apply_along_axis"));
+}
+
 }  // namespace numpy_pad_test
 }  // namespace cjax
 

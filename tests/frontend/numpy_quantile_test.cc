@@ -1,6 +1,6 @@
-// jnp.quantile / percentile / median, jnp.any / all and jnp.linspace's axis: values against
-// NumPy's (worked out with numpy 1.26/2.x, quoted), the structure of JAX's _quantile jaxpr,
-// compiled against interpreted, and gradients against finite differences.
+// jnp.quantile / percentile / median and their nan- forms, jnp.any / all and jnp.linspace's
+// axis: values against NumPy's (worked out with numpy 1.26/2.x, quoted), the structure of JAX's
+// _quantile jaxpr, compiled against interpreted, and gradients against finite differences.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -110,6 +110,100 @@ TEST_CASE("quantile refuses what JAX refuses, naming the op") {
   CHECK_THROWS_WITH(jnp::median(kX, {1, -1}), Catch::Contains("repeated axis"));
   CHECK_THROWS_WITH(jnp::median(jnp::zeros({2, 0}), 1),
                     Catch::Contains("quantile: no elements along the reduced axes of f32[2,0]"));
+}
+
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+// Rows with one NaN, all NaNs, and one NaN again.
+const Array kY = array(std::vector<float>{3, kNaN, 4, 1, 5, kNaN, kNaN, kNaN, kNaN, kNaN, 2, 6,
+                                          kNaN, 5, 3},
+                       Shape{3, 5});
+
+void check_close_or_nan(const V& got, const V& want, double tol = 1e-5) {
+  REQUIRE(got.size() == want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    INFO("element " << i);
+    if (std::isnan(want[i]))
+      CHECK(std::isnan(got[i]));
+    else
+      CHECK(got[i] == Approx(want[i]).margin(tol));
+  }
+}
+
+TEST_CASE("nanquantile ignores NaNs row by row, as NumPy's nanquantile") {
+  const Array qs = array(std::vector<float>{0.1f, 0.3f, 0.5f, 0.7f}, Shape{4});
+  const double n = std::nan("");
+  // np.nanquantile(y, [0.1, 0.3, 0.5, 0.7], axis=1, method=m); an all-NaN row gives NaN.
+  check_close_or_nan(values(jnp::nanquantile(kY, qs, 1)),
+                     {1.6, n, 2.3, 2.8, n, 2.9, 3.5, n, 4.0, 4.1, n, 5.1});
+  check_close_or_nan(values(jnp::nanquantile(kY, qs, 1, "lower")),
+                     {1, n, 2, 1, n, 2, 3, n, 3, 4, n, 5});
+  check_close_or_nan(values(jnp::nanquantile(kY, qs, 1, "higher")),
+                     {3, n, 3, 3, n, 3, 4, n, 5, 5, n, 6});
+  check_close_or_nan(values(jnp::nanquantile(kY, qs, 1, "midpoint")),
+                     {2, n, 2.5, 2, n, 2.5, 3.5, n, 4, 4.5, n, 5.5});
+  // JAX's nearest takes the lower statistic on a tie (q = 0.5 of 4 values: position 1.5), where
+  // NumPy rounds half to even; elsewhere they agree.
+  check_close_or_nan(values(jnp::nanquantile(kY, qs, 1, "nearest")),
+                     {1, n, 2, 3, n, 3, 3, n, 3, 4, n, 5});
+  CHECK(jnp::nanquantile(kY, qs, 1).shape() == Shape{4, 3});
+  check_close_or_nan(values(jnp::nanquantile(kY, 0.3f, 1)), {2.8, n, 2.9});
+  // np.nanmedian over all elements, along an axis with keepdims; np.nanpercentile over two axes.
+  CHECK(jnp::nanmedian(kY).item() == Approx(3.5));
+  const Array m0 = jnp::nanmedian(kY, 0, true);
+  CHECK(m0.shape() == Shape{1, 5});
+  check_close_or_nan(values(m0), {2.5, 6, 4, 3, 4});
+  const Array p = jnp::nanpercentile(kY, 40, {0, 1}, "linear", true);
+  CHECK(p.shape() == Shape{1, 1});
+  CHECK(p.item() == Approx(3.0));
+  // Without NaNs it is quantile.
+  check_close(values(jnp::nanquantile(kX, qs, 1)), values(jnp::quantile(kX, qs, 1)));
+  CHECK(jnp::nanmedian(kX, 1, true).shape() == Shape{2, 1});
+}
+
+TEST_CASE("nanquantile traces as JAX's _quantile with squash_nans, and compiles") {
+  auto f = [](const Array& a) { return jnp::nanmedian(a, 1); };
+  const std::string text = to_string(make_jaxpr(f)(ShapeDtype{DType::f32, {3, 5}}));
+  INFO(text);
+  CHECK(text.find("name=nanmedian") != std::string::npos);
+  CHECK(text.find("name=nanquantile") != std::string::npos);
+  // NaNs made positive (they sort last), the non-NaN count, and NumPy indexing by an iota over
+  // the kept axis beside the position along the reduced one: a gather of both coordinates.
+  CHECK(text.find("] c nan:f32[] a") != std::string::npos);
+  CHECK(text.find("j:bool[3,5] = not i") != std::string::npos);
+  CHECK(text.find("m:f32[3] = reduce_sum[axes=(1,) out_sharding=None] l") != std::string::npos);
+  CHECK(text.find("iota[dimension=0 dtype=int32 shape=(3,) sharding=None]") != std::string::npos);
+  CHECK(text.find("collapsed_slice_dims=(0, 1), start_index_map=(0, 1)") != std::string::npos);
+  CHECK(text.find("by:f32[3] = mul bx 0.5:f32[]") != std::string::npos);
+  std::mt19937 rng(4);
+  Array x = testing::random_f64(rng, {4, 7}).astype(DType::f32);
+  x = jnp::where(x > 0.6f, kNaN, x);
+  for (const char* method : {"linear", "lower", "higher", "nearest", "midpoint"}) {
+    for (bool keepdims : {false, true}) {
+      INFO(method << " keepdims " << keepdims);
+      auto q = [method, keepdims](const Array& a) {
+        const Array qs = array(std::vector<float>{0.0f, 0.2f, 0.65f, 1.0f}, Shape{4});
+        return jnp::nanquantile(a, qs, 1, method, keepdims);
+      };
+      check_close_or_nan(values(jit(q)(x)), values(q(x)), 1e-6);
+    }
+  }
+}
+
+TEST_CASE("nanquantile differentiates as the finite differences say") {
+  std::mt19937 rng(6);
+  const Array x = testing::random_f64(rng, {3, 6});
+  for (const char* method : {"linear", "midpoint", "lower"}) {
+    INFO(method);
+    auto loss = [method](const Array& a) {
+      const Array qs = array(std::vector<double>{0.15, 0.5, 0.8}, Shape{3}).astype(DType::f64);
+      return jnp::sum(jnp::sin(jnp::nanquantile(a, qs, 0, method)));
+    };
+    check_close(grad(loss)(x).to_vector<double>(), testing::numeric_grad(loss, x), 1e-6);
+  }
+  CHECK_THROWS_WITH(jnp::nanquantile(kX, 0.5f, 1, "cubic"),
+                    Catch::Contains("nanquantile: method can only be 'linear'"));
+  CHECK_THROWS_WITH(jnp::nanpercentile(kX, 1, 1, "cubic"),
+                    Catch::Contains("nanpercentile: method can only be"));
 }
 
 TEST_CASE("any and all reduce over the array cast to bool") {
