@@ -28,6 +28,7 @@
 #include "compiler/cpu/object_cache.h"
 #include "compiler/cpu/object_loader.h"
 #include "compiler/cpu/parallel_loops.h"
+#include "compiler/cpu/perf_map.h"
 #include "compiler/cpu/program_plan.h"
 #include "compiler/cpu/runtime_symbols.h"
 #include "compiler/cpu/segments.h"
@@ -511,7 +512,9 @@ std::shared_ptr<const Executable> compile_with(const Jaxpr& jaxpr, const std::st
 
   // The persistent cache, keyed by the program's exact text: a hit skips the lowering, MLIR's
   // passes and LLVM. (A folder this process cannot write to is read, never written.)
-  const std::optional<std::filesystem::path> cache_dir = object_cache_dir();
+  // (A perf map names fresh code only: with one asked for, every program is compiled afresh.)
+  const std::optional<std::filesystem::path> cache_dir =
+      perf_map_requested() ? std::nullopt : object_cache_dir();
   const bool cache_writable = cache_dir && object_cache_writable(*cache_dir);
   auto t0 = Clock::now();
   // The lowering's first step, and the cache's key.
@@ -559,7 +562,6 @@ std::shared_ptr<const Executable> compile_with(const Jaxpr& jaxpr, const std::st
       optimizing_transformer(machine.get(), &impl->stats.llvm_opt_ms);
   engine_options.transformer = optimize;
   engine_options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
-  engine_options.enablePerfNotificationListener = std::getenv("CJAX_PERF_MAP") != nullptr;
   engine_options.enableObjectDump = cache_writable;
   auto engine = mlir::ExecutionEngine::create(*module, engine_options, jit_target_machine(where));
   if (!engine)
@@ -567,6 +569,7 @@ std::shared_ptr<const Executable> compile_with(const Jaxpr& jaxpr, const std::st
                             llvm::toString(engine.takeError()), diags.text()));
   impl->engine = std::move(*engine);
   impl->engine->registerSymbols(runtime_symbol_map);
+  if (perf_map_requested()) write_perf_map(*module, *impl->engine, program_name(where));
   for (CompiledFunction& f : impl->plan.functions) {
     auto entry = impl->engine->lookupPacked("_mlir_ciface_" + f.name);
     if (!entry)
