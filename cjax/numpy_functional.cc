@@ -16,7 +16,8 @@ Array apply_along_axis(const std::function<Array(const Array&)>& func1d, int64_t
     throw_type_error(src, "apply_along_axis: the array has no axis to apply along");
   axis = lax::canonicalize_axis(axis, num_dims, "apply_along_axis", src);
   std::function<Array(const Array&)> func = func1d;
-  for (int64_t i = 1; i < num_dims - axis; ++i) func = vmap(func, VmapAxes(static_cast<int>(i)), VmapAxes(-1));
+  for (int64_t i = 1; i < num_dims - axis; ++i)
+    func = vmap(func, VmapAxes(static_cast<int>(i)), VmapAxes(-1));
   for (int64_t i = 0; i < axis; ++i) func = vmap(func, VmapAxes(0), VmapAxes(0));
   return func(arr);
 }

@@ -220,8 +220,8 @@ Array jitted_quantile(const char* name, const Array& a, const Array& q, const Ax
                       std::string_view method, bool keepdims, bool squash_nans, const Loc& src) {
   check_quantile_args(name, q, method, src);
   if (!is_floating(q.dtype()))
-    throw_type_error(src,
-                     fmt::format("{}: q must be floating point, got {}", name, q.aval().str_short()));
+    throw_type_error(
+        src, fmt::format("{}: q must be floating point, got {}", name, q.aval().str_short()));
   auto impl = [=, m = std::string(method)](std::span<const Array> args) -> std::vector<Array> {
     return {quantile_body(args[0], args[1], axis, m, keepdims, squash_nans, src)};
   };
@@ -263,8 +263,8 @@ Array quantile(const Array& a, const Array& q, Axis axis, std::string_view metho
   return jitted_quantile("quantile", a, q, axis, method, keepdims, false, src);
 }
 
-Array nanquantile(const Array& a, const Array& q, Axis axis, std::string_view method,
-                  bool keepdims, Loc src) {
+Array nanquantile(const Array& a, const Array& q, Axis axis, std::string_view method, bool keepdims,
+                  Loc src) {
   return jitted_quantile("nanquantile", a, q, axis, method, keepdims, true, src);
 }
 

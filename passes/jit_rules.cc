@@ -20,9 +20,9 @@ namespace {
 
 PartialEvalRuleResult jit_partial_eval(const Eqn& eqn, const std::vector<bool>& in_unknown) {
   const Jaxpr& body = *eqn.params.get_jaxpr("jaxpr");
-  PartialEvalResult pe = partial_eval(body, in_unknown,
-                                      std::vector<bool>(body.outvars.size(), false),
-                                      /*constants_as_residuals=*/true);
+  PartialEvalResult pe =
+      partial_eval(body, in_unknown, std::vector<bool>(body.outvars.size(), false),
+                   /*constants_as_residuals=*/true);
 
   // Residuals that are inputs of the body are forwarded from the eqn's own inputs.
   std::unordered_map<Var, Atom, VarHash> input_of;
@@ -32,7 +32,8 @@ PartialEvalRuleResult jit_partial_eval(const Eqn& eqn, const std::vector<bool>& 
   known.outvars.erase(known.outvars.begin() + static_cast<std::ptrdiff_t>(n_known_out),
                       known.outvars.end());
   for (size_t i = 0; i < pe.residuals.size(); ++i)
-    if (!input_of.count(pe.residuals[i])) known.outvars.push_back(pe.known.outvars[n_known_out + i]);
+    if (!input_of.count(pe.residuals[i]))
+      known.outvars.push_back(pe.known.outvars[n_known_out + i]);
 
   PartialEvalRuleResult out;
   out.out_unknown = pe.out_unknown;

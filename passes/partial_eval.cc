@@ -35,8 +35,7 @@ bool is_resplit_call(const Eqn& e) {
 }  // namespace
 
 PartialEvalResult partial_eval(const Jaxpr& jaxpr, const std::vector<bool>& in_unknown,
-                               const std::vector<bool>& instantiate,
-                               bool constants_as_residuals) {
+                               const std::vector<bool>& instantiate, bool constants_as_residuals) {
   if (in_unknown.size() != jaxpr.invars.size())
     throw Error(fmt::format("partial_eval: {} flags for {} inputs", in_unknown.size(),
                             jaxpr.invars.size()));

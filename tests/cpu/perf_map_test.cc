@@ -1,8 +1,8 @@
 // CJAX_PERF_MAP=1 (compiler/cpu/perf_map.h): a fresh compile appends its functions to
 // /tmp/perf-<pid>.map in perf's format, so `perf report` names compiled code; the object cache
 // is bypassed meanwhile (loaded code has no names to give).
-#include <catch2/catch.hpp>
 #include <unistd.h>
+#include <catch2/catch.hpp>
 
 #include <cstdlib>
 #include <filesystem>
@@ -20,8 +20,8 @@ namespace {
 TEST_CASE("CJAX_PERF_MAP names each compiled function for perf, start and size in hex") {
   const std::string map = "/tmp/perf-" + std::to_string(getpid()) + ".map";
   std::filesystem::remove(map);
-  JaxprRef j = parse_jaxpr(
-      "{ lambda ; a:f32[64]. let b:f32[64] = sin a; c:f32[64] = mul b b in (c,) }");
+  JaxprRef j =
+      parse_jaxpr("{ lambda ; a:f32[64]. let b:f32[64] = sin a; c:f32[64] = mul b b in (c,) }");
   ::setenv("CJAX_PERF_MAP", "1", 1);
   auto exe = lower::compile(*j, "perf_map_test");
   ::unsetenv("CJAX_PERF_MAP");

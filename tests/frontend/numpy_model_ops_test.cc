@@ -204,9 +204,8 @@ TEST_CASE("jnp.pad with a function fills each axis' ends through apply_along_axi
   for (size_t i = 0; i < g.size(); ++i) CHECK(g[i] == Approx(g_edge[i]).margin(1e-4));
   // Not jitted (JAX's _pad_func): zeros by one `pad`, then a batched scatter per axis; it
   // compiles to what it interprets.
-  const std::string text = to_string(make_jaxpr([&](const Array& a) {
-    return jnp::pad(a, widths, edge);
-  })(ShapeDtype{DType::f32, {2, 3}}));
+  const std::string text = to_string(make_jaxpr(
+      [&](const Array& a) { return jnp::pad(a, widths, edge); })(ShapeDtype{DType::f32, {2, 3}}));
   INFO(text);
   CHECK(text.find("name=_pad") == std::string::npos);
   CHECK(text.find("padding_config=((np.int64(1), np.int64(2), 0), (np.int64(2), np.int64(1), "
@@ -216,7 +215,7 @@ TEST_CASE("jnp.pad with a function fills each axis' ends through apply_along_axi
   CHECK(jit(padded)(x).to_vector<float>() == padded(x).to_vector<float>());
   CHECK_THROWS_WITH(jnp::pad(x, {{1, 1}}, [](const Array& v, auto, int64_t) { return v[0]; }),
                     Catch::Contains("pad: the padding function returned f32[] for a f32[4] "
-                                   "vector along axis 0"));
+                                    "vector along axis 0"));
 }
 
 TEST_CASE("jnp.apply_along_axis applies a 1-D function to every vector along the axis") {

@@ -114,9 +114,9 @@ TEST_CASE("quantile refuses what JAX refuses, naming the op") {
 
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 // Rows with one NaN, all NaNs, and one NaN again.
-const Array kY = array(std::vector<float>{3, kNaN, 4, 1, 5, kNaN, kNaN, kNaN, kNaN, kNaN, 2, 6,
-                                          kNaN, 5, 3},
-                       Shape{3, 5});
+const Array kY =
+    array(std::vector<float>{3, kNaN, 4, 1, 5, kNaN, kNaN, kNaN, kNaN, kNaN, 2, 6, kNaN, 5, 3},
+          Shape{3, 5});
 
 void check_close_or_nan(const V& got, const V& want, double tol = 1e-5) {
   REQUIRE(got.size() == want.size());
