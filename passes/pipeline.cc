@@ -19,6 +19,7 @@
 #include "passes/positional_collectives.h"
 #include "passes/recompute_residuals.h"
 #include "passes/rematerialize.h"
+#include "passes/scan_residuals.h"
 #include "passes/repeated_calls.h"
 #include "passes/vjp.h"
 
@@ -115,6 +116,8 @@ Jaxpr prepare_for_lowering(const Jaxpr& program, const PrepareOptions& options) 
   dump("fold transposed dots", j);
   j = rematerialize_cheap_values(j, {.keep_repeated_calls = options.keep_repeated_calls});
   dump("rematerialize cheap values", j);
+  j = recompute_scan_residuals(j);
+  dump("recompute scan residuals", j);
   return j;
 }
 

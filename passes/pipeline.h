@@ -5,6 +5,7 @@
 //                         recomputation
 //   prepare_for_lowering: inline calls -> expand remat -> drop forwarding eqns -> fold transposed
 //                         dots (in every body) -> cheap values recomputed at their late readers
+//                         -> a scan's cheap residuals recomputed by the scan that differentiates it
 //
 // With CJAX_DUMP_PASSES set to anything but 0, each step prints its name and the jaxpr it made
 // to standard error (docs/architecture.md, "Pipelines").

@@ -45,7 +45,7 @@ struct Forward {
 // arguments (collected in `args`); false when the cone reaches anything else (a constvar, a
 // non-elementwise eqn's output that is not kept) or grows too big.
 bool collect_cone(const Forward& f, const Var& root, const Ids& available, std::set<size_t>& cone,
-                  std::vector<Var>& args) {
+                  std::vector<Var>& args, const std::function<bool(const Var&)>& arg_available) {
   std::vector<Var> stack = {root};
   Ids seen;
   while (!stack.empty()) {
@@ -53,6 +53,7 @@ bool collect_cone(const Forward& f, const Var& root, const Ids& available, std::
     stack.pop_back();
     if (!seen.insert(v.id()).second || available.count(v.id())) continue;
     if (f.invars.count(v.id())) {
+      if (arg_available && !arg_available(v)) return false;
       args.push_back(v);
       continue;
     }
@@ -74,7 +75,8 @@ Atom substitute(const Atom& a, const std::unordered_map<const void*, Atom>& sub)
 
 }  // namespace
 
-ResidualSplit recompute_cheap_residuals(const Jaxpr& fwd, const Jaxpr& bwd, size_t num_residuals) {
+ResidualSplit recompute_cheap_residuals(const Jaxpr& fwd, const Jaxpr& bwd, size_t num_residuals,
+                                        const std::function<bool(const Var&)>& arg_available) {
   const size_t R = num_residuals, m = fwd.outvars.size() - R;
   const Forward f(fwd);
 
@@ -116,7 +118,7 @@ ResidualSplit recompute_cheap_residuals(const Jaxpr& fwd, const Jaxpr& bwd, size
       if (!recompute[k]) continue;
       std::set<size_t> mine;
       std::vector<Var> my_args;
-      if (collect_cone(f, fwd.outvars[m + k].var(), available, mine, my_args)) {
+      if (collect_cone(f, fwd.outvars[m + k].var(), available, mine, my_args, arg_available)) {
         cone.insert(mine.begin(), mine.end());
         args.insert(args.end(), my_args.begin(), my_args.end());
       } else {
@@ -128,7 +130,8 @@ ResidualSplit recompute_cheap_residuals(const Jaxpr& fwd, const Jaxpr& bwd, size
 
   ResidualSplit out;
   out.recomputed = static_cast<size_t>(std::count(recompute.begin(), recompute.end(), true));
-  if (out.recomputed == 0) return {fwd, bwd, R, 0};
+  if (out.recomputed == 0) return {fwd, bwd, R, 0, std::vector<bool>(R, false)};
+  out.dropped = recompute;
 
   // The new residuals: the kept ones, then the arguments the recomputation reads that are not
   // residuals already.

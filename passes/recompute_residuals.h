@@ -16,6 +16,8 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
+#include <vector>
 
 #include "ir/jaxpr.h"
 
@@ -27,11 +29,16 @@ struct ResidualSplit {
   Jaxpr fwd, bwd;            // fwd: primal outputs, then residuals; bwd: residuals, then cotangents
   size_t num_residuals = 0;  // of the new pair
   size_t recomputed = 0;     // residuals the new backward program recomputes
+  std::vector<bool> dropped;  // per original residual: recomputed, so no longer passed
 };
 
 // `fwd` returns its primal outputs then `num_residuals` residuals; `bwd` takes those residuals,
 // then the cotangents. Arguments of `fwd` the recomputation reads become residuals (they cost
-// the step no memory: the caller holds them).
-ResidualSplit recompute_cheap_residuals(const Jaxpr& fwd, const Jaxpr& bwd, size_t num_residuals);
+// the step no memory: the caller holds them). `arg_available`, when given, says which arguments
+// of `fwd` the backward program can be given (a residual whose recomputation reads another is
+// kept).
+ResidualSplit recompute_cheap_residuals(
+    const Jaxpr& fwd, const Jaxpr& bwd, size_t num_residuals,
+    const std::function<bool(const Var&)>& arg_available = nullptr);
 
 }  // namespace cjax
