@@ -6,6 +6,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "ir/errors.h"
 #include "ir/primitive.h"
 #include "passes/dce.h"
 
@@ -102,30 +103,37 @@ ResidualSplit recompute_cheap_residuals(const Jaxpr& fwd, const Jaxpr& bwd, size
     recompute[k] =
         fusable[k] && read[k] && r.is_var() && f.eqn_of(r.var()) && cheap(*f.eqn_of(r.var()));
   }
-  // Residuals recomputed from kept ones: dropping a candidate only adds to what is available,
-  // so this settles in at most R rounds.
+  // Residuals recomputed from kept ones, decided in the order the forward program computes them:
+  // a candidate's cone can only reach earlier ones, already decided, so a candidate that cannot
+  // be recomputed (a bias added to a dot's output) is kept and available to the later ones that
+  // read it (the GELU's 3·x² of that sum) before they are tried.
+  Ids available;
+  for (size_t k = 0; k < R; ++k)
+    if (!recompute[k] && fwd.outvars[m + k].is_var())
+      available.insert(fwd.outvars[m + k].var().id());
+  std::vector<size_t> order;
+  for (size_t k = 0; k < R; ++k)
+    if (recompute[k]) order.push_back(k);
+  auto position = [&](size_t k) { return f.producer.at(fwd.outvars[m + k].var().id()); };
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return position(a) < position(b); });
+  for (size_t k : order) {
+    std::set<size_t> mine;
+    std::vector<Var> my_args;
+    if (!collect_cone(f, fwd.outvars[m + k].var(), available, mine, my_args, arg_available)) {
+      recompute[k] = false;
+      available.insert(fwd.outvars[m + k].var().id());
+    }
+  }
   std::set<size_t> cone;
   std::vector<Var> args;
-  for (bool changed = true; changed;) {
-    changed = false;
-    Ids available;
-    for (size_t k = 0; k < R; ++k)
-      if (!recompute[k] && fwd.outvars[m + k].is_var())
-        available.insert(fwd.outvars[m + k].var().id());
-    cone.clear();
-    args.clear();
-    for (size_t k = 0; k < R; ++k) {
-      if (!recompute[k]) continue;
-      std::set<size_t> mine;
-      std::vector<Var> my_args;
-      if (collect_cone(f, fwd.outvars[m + k].var(), available, mine, my_args, arg_available)) {
-        cone.insert(mine.begin(), mine.end());
-        args.insert(args.end(), my_args.begin(), my_args.end());
-      } else {
-        recompute[k] = false;
-        changed = true;
-      }
-    }
+  for (size_t k = 0; k < R; ++k) {
+    if (!recompute[k]) continue;
+    // Against the final set of kept residuals a cone only shrinks: it is found again.
+    std::set<size_t> mine;
+    if (!collect_cone(f, fwd.outvars[m + k].var(), available, mine, args, arg_available))
+      throw Error("recompute_cheap_residuals: a residual's cone was lost");
+    cone.insert(mine.begin(), mine.end());
   }
 
   ResidualSplit out;
