@@ -4,6 +4,7 @@
 #include <mlir/Dialect/Arith/IR/Arith.h>
 #include <mlir/Dialect/Linalg/IR/Linalg.h>
 #include <mlir/Dialect/Tensor/IR/Tensor.h>
+#include <mlir/Dialect/Utils/ReshapeOpsUtils.h>
 
 #include <algorithm>
 
@@ -97,13 +98,29 @@ std::vector<Value> iota(EqnLowering& el, const std::vector<Value>&) {
 // reshape, squeeze and expand_dims: the same row-major elements under another shape, by
 // collapsing to one dimension and expanding to the new shape.
 std::vector<Value> reshape(EqnLowering& el, const std::vector<Value>& in) {
-  if (const ParamValue* d = el.eqn.params.find("dimensions"); d && !d->is_none())
+  // (squeeze's and expand_dims' `dimensions` name the unit dims, not a permutation.)
+  if (const ParamValue* d = el.eqn.params.find("dimensions");
+      el.eqn.prim->name == "reshape" && d && !d->is_none())
     not_native(el, "reshape with a dimensions permutation");
   const ShapedArray& x = el.eqn.inputs[0].aval();
   const ShapedArray& out = out_aval(el);
   OpBuilder& b = el.b();
   mlir::Type et = element_type(b, x.dtype, el.eqn.prim->name);
   if (x.shape == out.shape) return in;
+  // One collapse or expansion when the new shape merges or splits runs of neighbouring dims (a
+  // squeeze, an expand_dims, a merge of trailing dims): of a strided view (a slice, say) it stays
+  // a view wherever the merged dims are contiguous, and unit dims always are, where going
+  // through one dimension would copy the view first.
+  if (x.shape.size() != out.shape.size() && !x.shape.empty() && !out.shape.empty()) {
+    const bool collapse = out.shape.size() < x.shape.size();
+    if (auto groups = mlir::getReassociationIndicesForCollapse(collapse ? x.shape : out.shape,
+                                                               collapse ? out.shape : x.shape)) {
+      auto out_type = tensor_type(b, out, el.eqn.prim->name);
+      if (collapse)
+        return {b.create<mlir::tensor::CollapseShapeOp>(el.loc, out_type, in[0], *groups)};
+      return {b.create<mlir::tensor::ExpandShapeOp>(el.loc, out_type, in[0], *groups)};
+    }
+  }
   auto all_dims = [](size_t rank) {
     mlir::ReassociationIndices r;
     for (size_t i = 0; i < rank; ++i) r.push_back(static_cast<int64_t>(i));

@@ -149,6 +149,34 @@ TEST_CASE("pad compiles natively: edges, interior padding, cropping, every eleme
   check("{ lambda ; a:f32[] v:f32[]. let b:f32[] = pad[padding_config=()] a v in (b,) }");
 }
 
+TEST_CASE("squeeze and expand_dims and reshape of a slice compile natively") {
+  // squeeze's and expand_dims' `dimensions` name unit dims (they once sent both to the
+  // interpreter's kernel, taken for reshape's permutation); a squeeze or expand_dims of a strided
+  // slice is one collapse or expansion, a view; a reshape that merges non-contiguous dims copies.
+  const char* programs[] = {
+      "{ lambda ; a:f32[4,3,5] . let b:f32[4,1,5] = slice[limit_indices=(4, 2, 5) "
+      "start_indices=(0, 1, 0) strides=None] a; c:f32[4,5] = squeeze[dimensions=(1,)] b; "
+      "d:f32[4,5] = mul c 2.0:f32[] in (d,) }",
+      "{ lambda ; a:f32[4,3,5] . let b:f32[4,2,5] = slice[limit_indices=(4, 3, 5) "
+      "start_indices=(0, 1, 0) strides=None] a; c:f32[4,1,2,5,1] = expand_dims[dimensions=(1, "
+      "4)] b in (c,) }",
+      "{ lambda ; a:f32[4,3,5] . let b:f32[4,2,5] = slice[limit_indices=(4, 3, 5) "
+      "start_indices=(0, 1, 0) strides=None] a; c:f32[4,10] = reshape[dimensions=None "
+      "new_sizes=(4, 10) sharding=None] b in (c,) }",
+      "{ lambda ; a:f32[4,3,6] . let b:f32[4,2,6] = slice[limit_indices=(4, 3, 6) "
+      "start_indices=(0, 1, 0) strides=None] a; c:f32[4,2,2,3] = reshape[dimensions=None "
+      "new_sizes=(4, 2, 2, 3) sharding=None] b in (c,) }",
+      "{ lambda ; a:f32[2,3,4] . let c:f32[4,6] = reshape[dimensions=None new_sizes=(4, 6) "
+      "sharding=None] a in (c,) }",
+  };
+  for (const char* text : programs) {
+    INFO(text);
+    JaxprRef j = parse_jaxpr(text);
+    CHECK(lower::compile(*j, "test")->compile_stats().runtime_calls.empty());
+    check(text);
+  }
+}
+
 TEST_CASE("dot_general through BLAS in every operand layout matches the interpreter's loops") {
   // f64 keeps the comparison tight; each layout takes a different path of the BLAS plan.
   check(
