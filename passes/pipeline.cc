@@ -19,8 +19,8 @@
 #include "passes/positional_collectives.h"
 #include "passes/recompute_residuals.h"
 #include "passes/rematerialize.h"
-#include "passes/scan_residuals.h"
 #include "passes/repeated_calls.h"
+#include "passes/scan_residuals.h"
 #include "passes/vjp.h"
 
 namespace cjax {

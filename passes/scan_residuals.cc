@@ -102,8 +102,7 @@ std::optional<std::pair<Eqn, Eqn>> split_pair(const Jaxpr& program, const Reads&
   auto existing = [&](const Atom& outer, size_t from, size_t to) -> std::optional<Var> {
     if (!outer.is_var()) return std::nullopt;
     for (size_t p = from; p < to; ++p)
-      if (bwd.inputs[p].is_var() && bwd.inputs[p].var() == outer.var() &&
-          !res_positions.count(p))
+      if (bwd.inputs[p].is_var() && bwd.inputs[p].var() == outer.var() && !res_positions.count(p))
         return B.invars[p];
     return std::nullopt;
   };

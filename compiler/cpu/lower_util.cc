@@ -192,15 +192,44 @@ std::vector<mlir::Value> emit_runtime_call(EqnLowering& el, std::unique_ptr<Runt
   auto pointer_of = [&](mlir::Value memref) {
     return b.create<mlir::memref::ExtractAlignedPointerAsIndexOp>(loc, memref).getResult();
   };
+  // Each input: its address, then (for the CPU's RuntimeCall::invoke) its strides. The GPU back
+  // end (state.memory_transfers) plans its host code's calls from these tables itself and passes
+  // row-major buffers: its inputs are taken in that layout, copied by bufferization if need be.
+  const bool strided = !el.state.memory_transfers;
   for (mlir::Value t : inputs) {
-    if (std::optional<mlir::Value> address = slice_address(b, loc, t)) {
-      pointers.push_back(*address);
+    auto tt = mlir::cast<mlir::RankedTensorType>(t.getType());
+    if (!strided) {
+      auto mt = mlir::MemRefType::get(tt.getShape(), tt.getElementType());
+      if (std::optional<mlir::Value> address = slice_address(b, loc, t))
+        pointers.push_back(*address);
+      else
+        pointers.push_back(
+            pointer_of(b.create<mlir::bufferization::ToMemrefOp>(loc, mt, t, /*read_only=*/true)));
       continue;
     }
-    auto tt = mlir::cast<mlir::RankedTensorType>(t.getType());
-    auto mt = mlir::MemRefType::get(tt.getShape(), tt.getElementType());
-    pointers.push_back(
-        pointer_of(b.create<mlir::bufferization::ToMemrefOp>(loc, mt, t, /*read_only=*/true)));
+    if (std::optional<mlir::Value> address = slice_address(b, loc, t)) {
+      pointers.push_back(*address);
+      int64_t stride = 1;
+      std::vector<mlir::Value> strides(static_cast<size_t>(tt.getRank()));
+      for (int64_t d = tt.getRank(); d-- > 0;) {
+        strides[static_cast<size_t>(d)] = b.create<mlir::arith::ConstantIndexOp>(loc, stride);
+        stride *= tt.getDimSize(d);
+      }
+      pointers.insert(pointers.end(), strides.begin(), strides.end());
+      continue;
+    }
+    // The tensor's buffer in whatever layout it has (a view is not copied here: the call copies
+    // one that is not row-major), read at its offset.
+    std::vector<int64_t> dynamic(static_cast<size_t>(tt.getRank()), mlir::ShapedType::kDynamic);
+    auto layout = mlir::StridedLayoutAttr::get(b.getContext(), mlir::ShapedType::kDynamic, dynamic);
+    auto mt = mlir::MemRefType::get(tt.getShape(), tt.getElementType(), layout);
+    mlir::Value view = b.create<mlir::bufferization::ToMemrefOp>(loc, mt, t, /*read_only=*/true);
+    auto metadata = b.create<mlir::memref::ExtractStridedMetadataOp>(loc, view);
+    const int64_t bytes = (tt.getElementType().getIntOrFloatBitWidth() + 7) / 8;
+    mlir::Value offset_bytes = b.create<mlir::arith::MulIOp>(
+        loc, metadata.getOffset(), b.create<mlir::arith::ConstantIndexOp>(loc, bytes));
+    pointers.push_back(b.create<mlir::arith::AddIOp>(loc, pointer_of(view), offset_bytes));
+    for (mlir::Value stride : metadata.getStrides()) pointers.push_back(stride);
   }
   for (size_t i = 0; i < out_avals.size(); ++i) {
     mlir::Value buf;

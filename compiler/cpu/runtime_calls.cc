@@ -8,7 +8,10 @@
 #include "ir/parse/parser.h"
 #include "ir/primitive.h"
 #include "ir/print/printer.h"
+#include "runtime/allocator.h"
 #include "runtime/interpreter.h"
+#include "runtime/kernels/kernel_util.h"
+#include "runtime/strided_copy.h"
 
 namespace cjax::lower {
 namespace {
@@ -44,6 +47,8 @@ class DotCall final : public RuntimeCall {
  public:
   DotCall(runtime::DotPlan plan, const Eqn& e) : plan_(std::move(plan)), eqn_(e) {}
   void run(void* const* p) const override { runtime::run_dot(plan_, p[0], p[1], p[2]); }
+  const std::vector<ShapedArray>& input_avals() const override { return eqn_.in_avals; }
+  size_t num_outputs() const override { return eqn_.out_avals.size(); }
   std::string describe() const override {
     // The gemm as BLAS runs it: op(A)[m,k] @ op(B)[k,n], each operand read transposed ("^T"),
     // in place from a strided view ("strided") or first packed into the gemm layout ("packed"),
@@ -77,6 +82,8 @@ class KernelCall final : public RuntimeCall {
     for (size_t i = 0; i < outs.size(); ++i)
       if (outs[i].nbytes() > 0) std::memcpy(p[ins.size() + i], outs[i].data(), outs[i].nbytes());
   }
+  const std::vector<ShapedArray>& input_avals() const override { return eqn_.in_avals; }
+  size_t num_outputs() const override { return eqn_.out_avals.size(); }
   std::string describe() const override {
     return fmt::format("{} via the interpreter's kernel", eqn_.prim->name);
   }
@@ -87,6 +94,39 @@ class KernelCall final : public RuntimeCall {
 };
 
 }  // namespace
+
+void RuntimeCall::invoke(const intptr_t* words) const {
+  const std::vector<ShapedArray>& ins = input_avals();
+  std::vector<void*> pointers;
+  pointers.reserve(ins.size() + num_outputs());
+  std::vector<void*> scratch;  // row-major copies, freed after the call
+  struct Free {
+    std::vector<void*>& blocks;
+    ~Free() {
+      for (void* b : blocks) runtime::tracked_free(b);
+    }
+  } free_scratch{scratch};
+  std::vector<int64_t> strides;
+  for (const ShapedArray& a : ins) {
+    void* data = reinterpret_cast<void*>(*words++);
+    const std::vector<int64_t> row_major = runtime::row_major_strides(a.shape);
+    strides.assign(words, words + a.shape.size());
+    words += a.shape.size();
+    bool in_order = true;
+    for (size_t d = 0; d < a.shape.size(); ++d)
+      in_order = in_order && (a.shape[d] == 1 || strides[d] == row_major[d]);
+    if (!in_order && a.size() > 0) {
+      void* copy = runtime::tracked_malloc(a.nbytes());
+      scratch.push_back(copy);
+      runtime::strided_copy(ShapedArray(a.dtype, {}).nbytes(), a.shape, data, strides, copy,
+                            row_major);
+      data = copy;
+    }
+    pointers.push_back(data);
+  }
+  for (size_t i = 0; i < num_outputs(); ++i) pointers.push_back(reinterpret_cast<void*>(*words++));
+  run(pointers.data());
+}
 
 std::unique_ptr<RuntimeCall> make_dot_call(runtime::DotPlan plan, const Eqn& e) {
   return std::make_unique<DotCall>(std::move(plan), e);

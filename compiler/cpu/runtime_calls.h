@@ -5,8 +5,10 @@
 // compilation cache rebuilds its calls from their text without lowering anything.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "ir/jaxpr.h"
 #include "runtime/blas_dot.h"
@@ -18,7 +20,16 @@ namespace cjax::lower {
 class RuntimeCall {
  public:
   virtual ~RuntimeCall() = default;
+  // What compiled code passes: for each input its data address then its strides (in elements, one
+  // per dim), for each output its address. An input whose strides are not row-major (a view
+  // across a larger buffer) is copied into row-major order first; one that is (a contiguous part
+  // of a scan's stacked array, at any offset) is read where it is. Then `run`. (The GPU back
+  // end's programs call `run` themselves, with row-major buffers.)
+  void invoke(const intptr_t* words) const;
+  // Row-major inputs, then outputs.
   virtual void run(void* const* pointers) const = 0;
+  virtual const std::vector<ShapedArray>& input_avals() const = 0;
+  virtual size_t num_outputs() const = 0;
   virtual std::string describe() const = 0;
   // The eqn the call runs, as a one-eqn jaxpr's text (one input per pointer the call reads, then
   // its outputs): what the GPU back end's programs and the compilation cache's entries carry to

@@ -26,10 +26,10 @@ extern "C" void cjax_runtime_call_impl(int64_t table, int64_t index, void* /*all
                                        void* aligned, int64_t offset, int64_t /*size*/,
                                        int64_t /*stride*/) {
   if (t_error) return;  // an earlier call failed: the rest of this run is moot
-  auto* pointers = reinterpret_cast<void* const*>(static_cast<intptr_t*>(aligned) + offset);
+  const intptr_t* words = static_cast<intptr_t*>(aligned) + offset;
   try {
     const auto* calls = reinterpret_cast<const RuntimeCall* const*>(static_cast<intptr_t>(table));
-    calls[index]->run(pointers);
+    calls[index]->invoke(words);
   } catch (...) {
     t_error = std::current_exception();
   }

@@ -95,8 +95,8 @@ TEST_CASE("a residual computed from the carry alone stays stacked") {
     auto [h, ys] = scan(step, h0, xs);
     return np::sum(h) + np::sum(ys);
   };
-  const Jaxpr program = make_jaxpr(grad(loss))(ShapeDtype{DType::f32, {4}},
-                                               ShapeDtype{DType::f32, {3, 4}});
+  const Jaxpr program =
+      make_jaxpr(grad(loss))(ShapeDtype{DType::f32, {4}}, ShapeDtype{DType::f32, {3, 4}});
   const Jaxpr rewritten = recompute_scan_residuals(program);
   CHECK(first_scan(rewritten).outputs.size() == first_scan(program).outputs.size());
 }
