@@ -15,17 +15,13 @@ namespace cjax {
 namespace {
 
 struct ScanShape {
-  size_t consts, carry, xs;
+  size_t consts, carry;
   int64_t length;
 };
 
 ScanShape shape_of(const Eqn& e) {
-  ScanShape s;
-  s.consts = static_cast<size_t>(e.params.get_int("num_consts"));
-  s.carry = static_cast<size_t>(e.params.get_int("num_carry"));
-  s.xs = e.inputs.size() - s.consts - s.carry;
-  s.length = e.params.get_int("length");
-  return s;
+  return {static_cast<size_t>(e.params.get_int("num_consts")),
+          static_cast<size_t>(e.params.get_int("num_carry")), e.params.get_int("length")};
 }
 
 // Where each variable of the program is read: (eqn index, operand position); outvars as
@@ -178,29 +174,26 @@ std::optional<std::pair<Eqn, Eqn>> split_pair(const Jaxpr& program, const Reads&
 
 Jaxpr recompute_scan_residuals(const Jaxpr& program) {
   Jaxpr j = program;
-  bool changed = true;
-  while (changed) {
-    changed = false;
-    const Reads reads = reads_of(j);
-    for (size_t fi = 0; fi < j.eqns.size() && !changed; ++fi) {
-      if (j.eqns[fi].prim->name != "scan") continue;
-      // The scan that reads the forward scan's stacks: the first reader that is a scan.
-      std::optional<size_t> bi;
-      for (size_t o = 0; o < j.eqns[fi].outputs.size() && !bi; ++o) {
-        auto it = reads.find(j.eqns[fi].outputs[o].id());
-        if (it == reads.end()) continue;
-        for (const auto& [eqn, pos] : it->second)
-          if (eqn < j.eqns.size() && j.eqns[eqn].prim->name == "scan") {
-            bi = eqn;
-            break;
-          }
-      }
-      if (!bi) continue;
-      if (auto pair = split_pair(j, reads, fi, *bi)) {
-        j.eqns[fi] = std::move(pair->first);
-        j.eqns[*bi] = std::move(pair->second);
-        changed = true;
-      }
+  Reads reads = reads_of(j);
+  // Each scan once, in program order (a rewrite changes only its pair's eqns).
+  for (size_t fi = 0; fi < j.eqns.size(); ++fi) {
+    if (j.eqns[fi].prim->name != "scan") continue;
+    // The scan that reads the forward scan's stacks: the first reader that is a scan.
+    std::optional<size_t> bi;
+    for (size_t o = 0; o < j.eqns[fi].outputs.size() && !bi; ++o) {
+      auto it = reads.find(j.eqns[fi].outputs[o].id());
+      if (it == reads.end()) continue;
+      for (const auto& [eqn, pos] : it->second)
+        if (eqn < j.eqns.size() && j.eqns[eqn].prim->name == "scan") {
+          bi = eqn;
+          break;
+        }
+    }
+    if (!bi) continue;
+    if (auto pair = split_pair(j, reads, fi, *bi)) {
+      j.eqns[fi] = std::move(pair->first);
+      j.eqns[*bi] = std::move(pair->second);
+      reads = reads_of(j);
     }
   }
   return j;
