@@ -290,7 +290,7 @@ class Printer {
         for (const Jaxpr* s : subs) {
           queue.push_back(s);
           if (name && !name->is_none())
-            given_names.emplace(s, strip_angles(python_str(*name, false)));
+            given_names.emplace(s, preamble_name(python_str(*name, false)));
         }
       }
     }
@@ -299,7 +299,7 @@ class Printer {
     for (const Jaxpr* j : order) {
       if (counts[j] == 1) continue;
       auto g = given_names.find(j);
-      std::string name = g != given_names.end() ? g->second : "jaxpr";
+      std::string name = g != given_names.end() && !g->second.empty() ? g->second : "jaxpr";
       if (int c = name_counts[name]; c > 0) {
         name_counts[name] += 1;
         name += std::to_string(c);
@@ -310,6 +310,15 @@ class Printer {
       out.emplace_back(name, j);
     }
     return out;
+  }
+
+  // A `let` name that reads back as a reference: the function's name without `<>`, or none (then
+  // "jaxpr") when what is left would be read as part of a quoted string, a bracket or the next
+  // param (fuzzing named a function `<lambda>'`: its printout did not parse back).
+  static std::string preamble_name(const std::string& function_name) {
+    std::string s = strip_angles(function_name);
+    if (s.find_first_of("'\"[]{}=<>\n") != std::string::npos) return "";
+    return s;
   }
 
   static std::string strip_angles(std::string s) {

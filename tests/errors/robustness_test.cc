@@ -133,6 +133,22 @@ TEST_CASE("robustness: an eqn without outputs prints and parses back (fuzz)") {
   CHECK(cjax::to_string(*cjax::parse_jaxpr(cjax::to_string(*h))) == cjax::to_string(*h));
 }
 
+TEST_CASE("robustness: a shared jaxpr of a function named with a quote reads back (fuzz)") {
+  // `<lambda>'` made the preamble `let lambda>' = ...`, whose reference `jaxpr=lambda>'` read as
+  // the start of a quoted string; such a name becomes `jaxpr`.
+  const std::string text =
+      "let lambda = { lambda ; a:f32[1]. let b:f32[1] = integer_pow[y=2] a in (b,) } in\n"
+      "{ lambda ; c:f32[1]. let\n"
+      "    e:f32[1] = jit[name=<lambda>' jaxpr=lambda] c\n"
+      "    f:f32[1] = jit[name=<lambda> jaxpr=lambda] c\n"
+      "    d:f32[1] = add e f\n"
+      "  in (d,) }";
+  const std::string printed = cjax::to_string(*cjax::parse_jaxpr(text));
+  INFO(printed);
+  CHECK(printed.rfind("let jaxpr = ", 0) == 0);
+  CHECK(cjax::to_string(*cjax::parse_jaxpr(printed)) == printed);
+}
+
 TEST_CASE("robustness: a param value may not run past its line (fuzz)") {
   // A mangled key (`out_axe$=`) made the previous value swallow the next lines; as a `name`, it
   // then printed as a `let` preamble name with a newline in it.
