@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <random>
 
@@ -23,6 +24,60 @@ V values(const Array& a) {
 void check_close(const V& got, const V& want, double tol = 1e-5) {
   REQUIRE(got.size() == want.size());
   for (size_t i = 0; i < got.size(); ++i) CHECK(got[i] == Approx(want[i]).margin(tol));
+}
+
+void check_close_or_nan(const V& got, const V& want, double tol = 1e-5) {
+  REQUIRE(got.size() == want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    INFO("element " << i);
+    if (std::isnan(want[i]))
+      CHECK(std::isnan(got[i]));
+    else
+      CHECK(got[i] == Approx(want[i]).margin(tol));
+  }
+}
+
+// jnp.quantile or jnp.nanquantile, as one signature.
+using QuantileFn = std::function<Array(const Array& a, const Array& q, int64_t axis,
+                                       const char* method, bool keepdims)>;
+const QuantileFn kQuantile = [](const Array& a, const Array& q, int64_t axis, const char* method,
+                                bool keepdims) {
+  return jnp::quantile(a, q, axis, method, keepdims);
+};
+const QuantileFn kNanQuantile = [](const Array& a, const Array& q, int64_t axis, const char* method,
+                                   bool keepdims) {
+  return jnp::nanquantile(a, q, axis, method, keepdims);
+};
+
+// Every method, with and without keepdims: the jaxpr evaluates as the eager call does, and
+// compiles (NaNs where the eager call has them).
+void check_compiles_as_eager(const QuantileFn& fn, const Array& x, int64_t axis) {
+  for (const char* method : {"linear", "lower", "higher", "nearest", "midpoint"}) {
+    for (bool keepdims : {false, true}) {
+      INFO(method << " keepdims " << keepdims);
+      auto q = [&](const Array& a) {
+        const Array qs = array(std::vector<float>{0.0f, 0.2f, 0.65f, 1.0f}, Shape{4});
+        return fn(a, qs, axis, method, keepdims);
+      };
+      check_close_or_nan(values(jit(q)(x)), values(q(x)), 1e-6);
+    }
+  }
+}
+
+// The gradient of sum(sin(fn(a, [0.15, 0.5, 0.8], axis, method))) against central differences.
+// q in f64 too: "linear" interpolates in q's dtype (JAX's), f32 would blur the differences.
+void check_gradients(const QuantileFn& fn, int64_t axis, std::vector<const char*> methods,
+                     unsigned seed) {
+  std::mt19937 rng(seed);
+  const Array x = testing::random_f64(rng, {3, 6});
+  for (const char* method : methods) {
+    INFO(method);
+    auto loss = [&](const Array& a) {
+      const Array qs = array(std::vector<double>{0.15, 0.5, 0.8}, Shape{3}).astype(DType::f64);
+      return jnp::sum(jnp::sin(fn(a, qs, axis, method, false)));
+    };
+    check_close(grad(loss)(x).to_vector<double>(), testing::numeric_grad(loss, x), 1e-6);
+  }
 }
 
 const Array kX = array(std::vector<float>{3, 1, 4, 1, 5, 9, 2, 6, 5, 3}, Shape{2, 5});
@@ -72,33 +127,12 @@ TEST_CASE("quantile traces as JAX's _quantile inside jit[name=quantile]") {
   CHECK(text.find("clamp") != std::string::npos);
   CHECK(text.find("offset_dims=(0,), collapsed_slice_dims=(1,), start_index_map=(1,)") !=
         std::string::npos);
-  // The jaxpr evaluates as the eager call does, and compiles.
   std::mt19937 rng(3);
-  const Array x = testing::random_f64(rng, {4, 7}).astype(DType::f32);
-  for (const char* method : {"linear", "lower", "higher", "nearest", "midpoint"}) {
-    INFO(method);
-    auto q = [method](const Array& a) {
-      const Array qs = array(std::vector<float>{0.0f, 0.2f, 0.65f, 1.0f}, Shape{4});
-      return jnp::quantile(a, qs, 0, method);
-    };
-    check_close(values(jit(q)(x)), values(q(x)), 1e-6);
-  }
+  check_compiles_as_eager(kQuantile, testing::random_f64(rng, {4, 7}).astype(DType::f32), 0);
 }
 
 TEST_CASE("quantile differentiates as the finite differences say") {
-  std::mt19937 rng(5);
-  const Array x = testing::random_f64(rng, {3, 6});
-  for (const char* method : {"linear", "midpoint", "nearest"}) {
-    INFO(method);
-    auto loss = [method](const Array& a) {
-      // q in f64 too: "linear" interpolates in q's dtype (JAX's), f32 would blur the differences.
-      const Array qs = array(std::vector<double>{0.15, 0.5, 0.8}, Shape{3}).astype(DType::f64);
-      return jnp::sum(jnp::sin(jnp::quantile(a, qs, 1, method)));
-    };
-    const V g = grad(loss)(x).to_vector<double>();
-    const V fd = testing::numeric_grad(loss, x);
-    check_close(g, fd, 1e-6);
-  }
+  check_gradients(kQuantile, 1, {"linear", "midpoint", "nearest"}, 5);
 }
 
 TEST_CASE("quantile refuses what JAX refuses, naming the op") {
@@ -117,17 +151,6 @@ constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 const Array kY =
     array(std::vector<float>{3, kNaN, 4, 1, 5, kNaN, kNaN, kNaN, kNaN, kNaN, 2, 6, kNaN, 5, 3},
           Shape{3, 5});
-
-void check_close_or_nan(const V& got, const V& want, double tol = 1e-5) {
-  REQUIRE(got.size() == want.size());
-  for (size_t i = 0; i < got.size(); ++i) {
-    INFO("element " << i);
-    if (std::isnan(want[i]))
-      CHECK(std::isnan(got[i]));
-    else
-      CHECK(got[i] == Approx(want[i]).margin(tol));
-  }
-}
 
 TEST_CASE("nanquantile ignores NaNs row by row, as NumPy's nanquantile") {
   const Array qs = array(std::vector<float>{0.1f, 0.3f, 0.5f, 0.7f}, Shape{4});
@@ -175,31 +198,12 @@ TEST_CASE("nanquantile traces as JAX's _quantile with squash_nans, and compiles"
   CHECK(text.find("collapsed_slice_dims=(0, 1), start_index_map=(0, 1)") != std::string::npos);
   CHECK(text.find("by:f32[3] = mul bx 0.5:f32[]") != std::string::npos);
   std::mt19937 rng(4);
-  Array x = testing::random_f64(rng, {4, 7}).astype(DType::f32);
-  x = jnp::where(x > 0.6f, kNaN, x);
-  for (const char* method : {"linear", "lower", "higher", "nearest", "midpoint"}) {
-    for (bool keepdims : {false, true}) {
-      INFO(method << " keepdims " << keepdims);
-      auto q = [method, keepdims](const Array& a) {
-        const Array qs = array(std::vector<float>{0.0f, 0.2f, 0.65f, 1.0f}, Shape{4});
-        return jnp::nanquantile(a, qs, 1, method, keepdims);
-      };
-      check_close_or_nan(values(jit(q)(x)), values(q(x)), 1e-6);
-    }
-  }
+  const Array x = testing::random_f64(rng, {4, 7}).astype(DType::f32);
+  check_compiles_as_eager(kNanQuantile, jnp::where(x > 0.6f, kNaN, x), 1);
 }
 
 TEST_CASE("nanquantile differentiates as the finite differences say") {
-  std::mt19937 rng(6);
-  const Array x = testing::random_f64(rng, {3, 6});
-  for (const char* method : {"linear", "midpoint", "lower"}) {
-    INFO(method);
-    auto loss = [method](const Array& a) {
-      const Array qs = array(std::vector<double>{0.15, 0.5, 0.8}, Shape{3}).astype(DType::f64);
-      return jnp::sum(jnp::sin(jnp::nanquantile(a, qs, 0, method)));
-    };
-    check_close(grad(loss)(x).to_vector<double>(), testing::numeric_grad(loss, x), 1e-6);
-  }
+  check_gradients(kNanQuantile, 0, {"linear", "midpoint", "lower"}, 6);
   CHECK_THROWS_WITH(jnp::nanquantile(kX, 0.5f, 1, "cubic"),
                     Catch::Contains("nanquantile: method can only be 'linear'"));
   CHECK_THROWS_WITH(jnp::nanpercentile(kX, 1, 1, "cubic"),
