@@ -37,6 +37,7 @@ void expect_no_consts(std::string_view api, const Jaxpr& j) {
 // What, besides the program, a training step depends on.
 std::string step_options_key(const StepOptions& o) {
   std::string key = o.recompute_cheap_residuals ? "recompute:" : "jax:";
+  key += o.sum_cotangents_in_order ? "in-order:" : "jax-sums:";
   for (bool d : o.out_differentiated) key += d ? '1' : '0';
   key += ':';
   for (bool w : o.wrt) key += w ? '1' : '0';
@@ -140,6 +141,7 @@ VjpFlat::VjpFlat(const ClosedTrace& f, std::span<const Array> primals,
   StepOptions options;
   options.out_differentiated = out_differentiated;
   options.recompute_cheap_residuals = !is_tracing() && current_backend() && !interpreter_forced();
+  options.sum_cotangents_in_order = !is_tracing();
   auto p = memoized_derivative<TrainingStep>("vjp", j, step_options_key(options),
                                              [&] { return training_step(j, options); });
   expect_no_consts("vjp", p->bwd);

@@ -13,6 +13,7 @@
 #include "ir/print/printer.h"
 #include "ir/sub_jaxprs.h"
 #include "passes/batched_while.h"
+#include "passes/cotangent_sums.h"
 #include "passes/dce.h"
 #include "passes/fold_transposes.h"
 #include "passes/inline.h"
@@ -68,6 +69,10 @@ TrainingStep training_step(const Jaxpr& f, const StepOptions& options) {
                               options.wrt.size(), step.bwd.outvars.size()));
     step.bwd = dce(step.bwd, options.wrt).jaxpr;  // gradients nobody asked for are not computed
     dump("dce of the gradients not asked for", step.bwd);
+  }
+  if (options.sum_cotangents_in_order) {
+    step.bwd = sum_cotangents_in_order(step.bwd);
+    dump("cotangents summed in step order", step.bwd);
   }
   if (options.recompute_cheap_residuals) {
     ResidualSplit s = recompute_cheap_residuals(step.fwd, step.bwd, step.num_residuals);

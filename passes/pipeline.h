@@ -1,8 +1,8 @@
 // The two pass pipelines, each written once and in order; every caller goes through them (grad,
 // vjp and jit on concrete arrays, the CLI, the benchmarks, the back ends):
 //
-//   training_step:        masked vjp -> dce of the gradients not asked for -> residual
-//                         recomputation
+//   training_step:        masked vjp -> dce of the gradients not asked for -> loop constants'
+//                         cotangents summed in step order -> residual recomputation
 //   prepare_for_lowering: inline calls -> expand remat -> drop forwarding eqns -> fold transposed
 //                         dots (in every body) -> cheap values recomputed at their late readers
 //                         -> a scan's cheap residuals recomputed by the scan that differentiates it
@@ -26,6 +26,9 @@ struct StepOptions {
   // Recompute cheap residuals in the backward program, as compiled code runs the step
   // (passes/recompute_residuals.h); off, the programs are JAX's.
   bool recompute_cheap_residuals = true;
+  // Sum a loop constant's cotangent step by step through nested scans, as the un-nested scan
+  // does (passes/cotangent_sums.h); off, the backward program is JAX's.
+  bool sum_cotangents_in_order = true;
 };
 
 struct TrainingStep {

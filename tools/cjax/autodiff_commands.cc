@@ -110,9 +110,10 @@ int print_fwd_bwd(const AutodiffOptions& opts, const std::string& layout, const 
   return guarded(err, describe(opts.src), [&] {
     PreparedProgram p = prepare_program(opts, err);
     // With --compiled, the pair as compiled code runs it: cheap residuals recomputed
-    // (docs/backend.md).
+    // (docs/backend.md); without it, JAX's programs.
     StepOptions step;
     step.recompute_cheap_residuals = compiled;
+    step.sum_cotangents_in_order = compiled;
     const TrainingStep r = training_step(p.jaxpr, step);
     std::string fwd = to_string(r.fwd), bwd = to_string(r.bwd);
     if (only == "fwd")
