@@ -6,8 +6,10 @@
 #include <unordered_map>
 #include <utility>
 
+#include "ir/errors.h"
 #include "ir/primitive.h"
 #include "ir/sub_jaxprs.h"
+#include "passes/control_flow/cf_util.h"
 #include "passes/util.h"
 
 namespace cjax {
@@ -56,11 +58,15 @@ bool is_zero(const Jaxpr& j, const Uses& u, const Atom& a) {
   return e.prim->name == "broadcast_in_dim" && e.inputs.size() == 1 && is_zero_literal(e.inputs[0]);
 }
 
-// Where a running sum starts: a zero operand of an eqn of this jaxpr (`operand` of `eqn`), a zero
-// inside the body of the remat2 `eqn` (its output `output` starts there), or an invar.
+// Where a running sum starts, seen from one of its values: a zero operand of an eqn of this
+// jaxpr (`operand` of `eqn`), a first term there (a value that is no such sum, taken whole), a
+// zero or first term inside the body of the remat2 `eqn` (for its output `output`), or an invar
+// of this jaxpr (the accumulating carry of a scan body).
 struct Base {
-  enum class Kind { zero, inner, invar } kind;
+  enum class Kind { zero, term, inner, invar } kind;
   size_t eqn = 0, operand = 0, output = 0, invar = 0;
+  // A scan continues the sum: the only case worth handing it the running sum.
+  bool through_scan = false;
 };
 
 size_t param_count(const Eqn& e, const char* key) {
@@ -73,17 +79,20 @@ const Jaxpr& body_of(const Eqn& e) {
 
 std::optional<Base> base_of(const Jaxpr& j, const Uses& u, const Atom& value);
 
-// The base of an operand that continues a chain: a zero here, or the base of a value read only
-// by this link.
+// The base of the sum continued by operand `operand` of eqn `eqn`: a zero, the base of a value
+// read only by this link, or the operand itself as the first term.
 std::optional<Base> operand_base(const Jaxpr& j, const Uses& u, size_t eqn, size_t operand) {
   const Atom& a = j.eqns[eqn].inputs[operand];
   if (is_zero(j, u, a)) return Base{.kind = Base::Kind::zero, .eqn = eqn, .operand = operand};
-  if (!u.read_once(a)) return std::nullopt;
-  return base_of(j, u, a);
+  if (!a.is_var()) return std::nullopt;
+  if (u.read_once(a))
+    if (std::optional<Base> b = base_of(j, u, a);
+        b && (b->through_scan || b->kind == Base::Kind::invar))
+      return b;
+  return Base{.kind = Base::Kind::term, .eqn = eqn, .operand = operand};
 }
 
-// The base of the sum `body` returns as output `out`, followed inside the body; nullopt unless
-// every link there is read once.
+// The base of the sum `body` returns as output `out`, followed inside the body.
 std::optional<Base> body_output_base(const Jaxpr& body, size_t out) {
   const Uses bu(body);
   if (!bu.read_once(body.outvars[out])) return std::nullopt;
@@ -105,27 +114,35 @@ std::optional<Base> base_of(const Jaxpr& j, const Uses& u, const Atom& value) {
   while (!(e.outputs[out] == v)) ++out;
   const std::string& prim = e.prim->name;
   if (prim == "add_any") {
-    // add_any(acc, new) as the transpose accumulates; either side may carry the chain.
+    // add_any(acc, new) as a transpose accumulates: the side that continues a sum.
     for (size_t side : {size_t{0}, size_t{1}})
-      if (std::optional<Base> b = operand_base(j, u, at, side)) return b;
+      if (std::optional<Base> b = operand_base(j, u, at, side);
+          b && (b->through_scan || b->kind == Base::Kind::invar))
+        return b;
     return std::nullopt;
   }
   if (prim == "scan") {
     const size_t nc = param_count(e, "num_consts"), nk = param_count(e, "num_carry");
     if (out >= nk) return std::nullopt;
-    // The carry accumulates: the body's new value is a chain from its old one.
+    // The carry accumulates: the body's new value is a sum continuing its old one.
     std::optional<Base> inner = body_output_base(body_of(e), out);
     if (!inner || inner->kind != Base::Kind::invar || inner->invar != nc + out) return std::nullopt;
-    return operand_base(j, u, at, nc + out);
+    std::optional<Base> b = operand_base(j, u, at, nc + out);
+    if (b) b->through_scan = true;
+    return b;
   }
   if (prim == "remat2") {
     const Jaxpr& body = body_of(e);
     if (!body.constvars.empty()) return std::nullopt;
     std::optional<Base> inner = body_output_base(body, out);
     if (!inner) return std::nullopt;
-    if (inner->kind != Base::Kind::invar)
-      return Base{.kind = Base::Kind::inner, .eqn = at, .output = out};
-    return operand_base(j, u, at, inner->invar);
+    if (inner->kind == Base::Kind::invar) {
+      std::optional<Base> b = operand_base(j, u, at, inner->invar);
+      if (b) b->through_scan |= inner->through_scan;
+      return b;
+    }
+    if (!inner->through_scan) return std::nullopt;
+    return Base{.kind = Base::Kind::inner, .eqn = at, .output = out, .through_scan = true};
   }
   return std::nullopt;
 }
@@ -184,14 +201,26 @@ class Threader {
     return it->second;
   }
 
+  // The sum at `base` starts from `seed`: a zero replaced by it, a first term added to it.
   void seed_at(Jaxpr& j, const Base& base, const Atom& seed) {
     Eqn& e = j.eqns[base.eqn];
-    if (base.kind == Base::Kind::zero) {
-      e.inputs[base.operand] = seed;
-      return;
+    switch (base.kind) {
+      case Base::Kind::zero:
+        e.inputs[base.operand] = seed;
+        return;
+      case Base::Kind::term: {
+        Eqn sum = cf::make_eqn("add_any", {seed, e.inputs[base.operand]}, {}, e.source);
+        e.inputs[base.operand] = sum.outputs[0];
+        j.eqns.insert(j.eqns.begin() + static_cast<std::ptrdiff_t>(base.eqn), std::move(sum));
+        return;
+      }
+      case Base::Kind::inner:
+        e.params.set("jaxpr", seeded_body(e.params.get_jaxpr("jaxpr"), base.output));
+        e.inputs.push_back(seed);
+        return;
+      case Base::Kind::invar:
+        throw Error("sum_cotangents_in_order: an invar has no start to seed");
     }
-    e.params.set("jaxpr", seeded_body(e.params.get_jaxpr("jaxpr"), base.output));
-    e.inputs.push_back(seed);
   }
 
   // Each `z = add_any x y` whose `y` is a running sum from a zero: the zero becomes `x`, and `z`
@@ -199,20 +228,23 @@ class Threader {
   void thread_sums(Jaxpr& j) {
     std::optional<Uses> u;
     for (size_t i = 0; i < j.eqns.size(); ++i) {
-      const Eqn& e = j.eqns[i];
-      if (e.prim->name != "add_any" || e.inputs.size() != 2) continue;
+      if (j.eqns[i].prim->name != "add_any" || j.eqns[i].inputs.size() != 2) continue;
       if (!u) u.emplace(j);
       for (size_t side : {size_t{1}, size_t{0}}) {
+        const Eqn& e = j.eqns[i];
         const Atom x = e.inputs[1 - side], y = e.inputs[side];
         if (!u->read_once(y) || !x.aval().same_type(y.aval())) continue;
         std::optional<Base> base = base_of(j, *u, y);
-        if (!base || base->kind == Base::Kind::invar || !u->defined_before(x, base->eqn)) continue;
+        if (!base || !base->through_scan || base->kind == Base::Kind::invar ||
+            !u->defined_before(x, base->eqn))
+          continue;
         const Var z = e.outputs[0];
-        seed_at(j, *base, x);
-        j.eqns.erase(j.eqns.begin() + static_cast<std::ptrdiff_t>(i));
+        seed_at(j, *base, x);  // may insert an eqn before this one
+        std::erase_if(j.eqns,
+                      [&](const Eqn& d) { return d.outputs.size() == 1 && d.outputs[0] == z; });
         replace_reads(j, z, y);
         u.reset();
-        --i;
+        i = base->eqn;  // everything before the seeded eqn is as it was
         break;
       }
     }

@@ -145,6 +145,16 @@ bool reads_alike(mlir::OpOperand& operand) {
   return true;
 }
 
+// Whether the loop nest fusing `producer` into `consumer` has at most 40 operands (inputs and
+// outputs). Every operand of a loop nest is a kernel parameter on the GPU, where they must fit in
+// 4 KiB (a rank-2 buffer's descriptor takes 56 bytes); a long chain of elementwise ops with inputs
+// of their own (a gradient's steps written out inline) would grow past that.
+bool fits(mlir::Operation* producer, mlir::Operation* consumer) {
+  constexpr unsigned kMaxFusedOperands = 40;
+  return consumer->getNumOperands() + producer->getNumOperands() + producer->getNumResults() <=
+         kMaxFusedOperands;
+}
+
 // Whether `operand`'s producer may be fused into its reader (which may read other results of
 // it too, see `reads_alike`). A producer with readers besides this one is fused only into an
 // all-parallel reader in its own block (a reduction's loop cannot also write the producer's
@@ -153,6 +163,7 @@ bool may_fuse(mlir::OpOperand& operand) {
   if (!fusable(operand) || !reads_alike(operand)) return false;
   mlir::Operation* producer = operand.get().getDefiningOp();
   auto consumer = mlir::cast<mlir::linalg::GenericOp>(operand.getOwner());
+  if (!fits(producer, consumer)) return false;
   const auto users = producer->getUsers();
   if (std::all_of(users.begin(), users.end(), [&](mlir::Operation* u) { return u == consumer; }))
     return true;
@@ -246,7 +257,7 @@ void fuse_elementwise(mlir::ModuleOp module) {
   };
   const mlir::linalg::ControlFusionFn single_use_same_work = [&](mlir::OpOperand* operand) {
     return single_use(operand) && mlir::isa<mlir::linalg::GenericOp>(operand->getOwner()) &&
-           fusable(*operand);
+           fusable(*operand) && fits(operand->get().getDefiningOp(), operand->getOwner());
   };
   // Then what MLIR's linalg-fuse-elementwise-ops applies: folding reshapes into loops,
   // canonicalizations, constant folding (and single-use fusion, for what they expose).

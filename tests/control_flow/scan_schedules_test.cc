@@ -1,8 +1,8 @@
 // Checkpoint schedules for long scans (passes/scan_schedules.h) and reverse mode through a bounded
 // while loop: every schedule computes the un-checkpointed scan's values and gradients bit for bit
-// (a loop constant's cotangent included); binomial(s) stores s
-// carries and repeats Griewank's count of steps, less the first sweep's, give or take one a split;
-// the printed programs are nested scans and remat2s.
+// (a loop constant's cotangent included); binomial(s) stores s carries and repeats Griewank's
+// optimal count of steps, less the first sweep's; the printed programs are nested scans and
+// remat2s.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -97,13 +97,18 @@ TEST_CASE("scan schedules: binomial(s) stores s carries and repeats about Griewa
     const memory::StepModel m = model_of(scan_schedules::binomial(s));
     CHECK(m.residual_bytes == size_t(s) * kCarry);
     // Griewank's t counts every advance, the first forward sweep's L - 1 included; the backward
-    // pass repeats at least the rest and, as JAX's remat recomputes a checkpointed range's last
-    // step too, at most one more per split.
+    // pass repeats exactly the rest, his optimum.
     const double repeated = m.recompute_flops / step;
     const auto t = double(binomial_extra_steps(100, s));
-    CHECK(repeated >= t - 99);
-    CHECK(repeated <= t);
+    CHECK(repeated == t - 99);
   }
+  // And for every short loop with few snapshots, where one step more or less shows.
+  for (int s : {1, 2, 3})
+    for (int64_t length = 1; length <= 12; ++length) {
+      INFO("binomial(" << s << ") over " << length << " steps");
+      const double repeated = model_of(scan_schedules::binomial(s), length).recompute_flops / step;
+      CHECK(repeated == double(binomial_extra_steps(length, s) - (length - 1)));
+    }
   // Griewank's formula at a few points: r·L - C(s + r, s - 1).
   CHECK(binomial_repetitions(100, 4) == 5);  // C(8, 4) = 70 < 100 <= C(9, 4) = 126
   CHECK(binomial_extra_steps(100, 4) == 5 * 100 - 126);
@@ -139,7 +144,8 @@ TEST_CASE("scan schedules: the printed programs are nested scans and remat2s") {
   const std::string nested = text(scan_schedules::nested(2));
   CHECK(nested.find("length=10") != std::string::npos);
   CHECK(nested.find("length=100") == std::string::npos);
-  // Five steps with four snapshots: four checkpointed steps, then the last one.
+  // Five steps with four snapshots: a scan of four checkpointed steps, then the last one inline
+  // (a scan of one step would keep computing its carry where only its residuals are needed).
   const std::string few = to_string(make_jaxpr([](const Array& x, const Array& y) {
     auto step = [&](const Array& h, const std::tuple<>&) {
       return std::pair{h * x, std::tuple<>{}};
@@ -148,7 +154,8 @@ TEST_CASE("scan schedules: the printed programs are nested scans and remat2s") {
         .first;
   })(a, h0));
   CHECK(few.find("length=4") != std::string::npos);
-  CHECK(few.find("length=1") != std::string::npos);
+  CHECK(few.find("length=1") == std::string::npos);
+  CHECK(few.find("mul") != few.rfind("mul"));  // the step's product, in the scan and after it
 }
 
 TEST_CASE("scan schedules: memory_budget picks the least recomputation that fits") {
