@@ -8,9 +8,9 @@
 // This pass hands the running sum to the scan that continues it: where `z = add_any x y` and `y`
 // is a sum continued by a scan (a scan's accumulating carry, or such a carry inside a remat2's
 // body, reached through further accumulating carries and add_any's), `y`'s sum starts from `x`:
-// the zero it started from is replaced by `x`, or its first term t (one step's cotangent, inline)
-// by `add_any x t`; a remat2 takes `x` as one more operand; `z` becomes `y`. Every value on that
-// chain must be read only by the next link, so nothing else sees the changed partial sums.
+// the zero it started from is replaced by `x`, or its first term t (a cotangent computed outside
+// any scan) by `add_any x t`; a remat2 takes `x` as one more operand; `z` becomes `y`. Every value
+// on that chain must be read only by the next link, so nothing else sees the changed partial sums.
 // The result is the same sum, added in the order the un-nested scan adds it: a scheduled scan's
 // gradient equals the plain scan's bit for bit on the interpreter.
 //

@@ -157,18 +157,6 @@ class Scheduler {
     return Atoms(outs.begin(), outs.end());
   }
 
-  // The body applied once, inline, to the only slice of `xs`. A scan of length 1 would do the
-  // same, but where only the step's residuals are needed (a range recomputed in the backward
-  // pass, whose last carry is already known) a scan's dce keeps computing the carry its residuals
-  // read, and the range's last step would be repeated for nothing.
-  Atoms single_step(JaxprBuilder& b, const Atoms& consts, const Atoms& carry, const Atoms& xs) {
-    Atoms args = cf::concat(consts, carry);
-    for (const Atom& x : xs) args.push_back(lax_ops::squeeze(b, x, {0}));
-    Atoms outs = inline_jaxpr(b, body_, {}, args);
-    for (size_t i = nk_; i < outs.size(); ++i) outs[i] = lax_ops::expand_dims(b, outs[i], {0});
-    return outs;
-  }
-
   Atoms every_step(JaxprBuilder& b, const Atoms& consts, const Atoms& carry, const Atoms& xs,
                    int64_t length) {
     if (!remat_body_) remat_body_ = checkpoint_jaxpr(body_, nullptr, /*prevent_cse=*/true);
@@ -298,7 +286,7 @@ class Scheduler {
                return every_step(e, c, k, x, length - 1);
              }});
       pieces.push_back({1, [&](JaxprBuilder& e, const Atoms& c, const Atoms& k, const Atoms& x) {
-                          return single_step(e, c, k, x);
+                          return scan(e, body_, c, k, x, 1);
                         }});
     } else {
       const int64_t head = binomial_split(length, snapshots);

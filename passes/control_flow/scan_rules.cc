@@ -521,10 +521,19 @@ std::optional<Eqn> scan_dce(const Eqn& eqn, const std::vector<bool>& used_output
     return std::nullopt;
   const JaxprRef& ref = eqn.params.get_jaxpr("jaxpr");
   if (!ref || !ref->constvars.empty()) return std::nullopt;
-  const Jaxpr& body = *ref;
-  ScanShape s = scan_shape(eqn, body);
+  ScanShape s = scan_shape(eqn, *ref);
   std::vector<bool> used_carry = slice(used_outputs, 0, s.nk);
   std::vector<bool> used_ys = slice(used_outputs, s.nk, s.ny);
+  // A scan of one step never feeds a new carry back: one nobody reads need not be computed,
+  // though its old value may be read (a range's last step recomputed for its residuals, where
+  // the next range's input is known: scan_schedules.h). The carry passes through unchanged.
+  Jaxpr one_step;
+  if (s.length == 1) {
+    one_step = *ref;
+    for (size_t i = 0; i < s.nk; ++i)
+      if (!used_carry[i]) one_step.outvars[i] = one_step.invars[s.nc + i];
+  }
+  const Jaxpr& body = s.length == 1 ? one_step : *ref;
   // Fixpoint: a carry is needed if its final value is used or the body needs its value to
   // compute something needed.
   DceResult r = cf::carry_fixpoint(

@@ -59,6 +59,30 @@ TEST_CASE("dce: unused scan outputs, and the carries only they need, are removed
         runtime::eval_jaxpr(j, in)[0].to_doubles());
 }
 
+TEST_CASE("dce: a scan of one step does not compute a carry nobody reads") {
+  // Only ys, which read the old carry: a longer scan needs each new carry for the next step; a
+  // scan of one step passes the carry through instead of computing sin(h) * 3.
+  auto f = [](const Array& h0, const Array& xs) {
+    auto step = [](const Array& h, const Array& x) {
+      return std::pair<Array, Array>{np::sin(h) * 3.0, h * x};
+    };
+    return scan(step, h0, xs).second;
+  };
+  ShapeDtype s{DType::f32, {2}};
+  for (int64_t length : {1, 2}) {
+    INFO(length << " steps");
+    Jaxpr j = make_jaxpr(f)(s, ShapeDtype{DType::f32, {length, 2}});
+    Jaxpr pruned = dce(j);
+    verify(pruned);
+    const std::string body = to_string(*only_eqn(pruned, "scan").params.get_jaxpr("jaxpr"));
+    CHECK((body.find("sin") == std::string::npos) == (length == 1));
+    Array h0 = np::full({2}, 0.5), xs = np::ones({length, 2}) * 2.0;
+    std::vector<runtime::Buffer> in{h0.buffer(), xs.buffer()};
+    CHECK(runtime::eval_jaxpr(pruned, in)[0].to_doubles() ==
+          runtime::eval_jaxpr(j, in)[0].to_doubles());
+  }
+}
+
 TEST_CASE("dce: a cond keeps the operands some branch needs") {
   auto f = [](const Array& p, const Array& x, const Array& y, const Array& z) {
     auto [u, v] = cond(
