@@ -223,8 +223,8 @@ class Threader {
     }
   }
 
-  // Each `z = add_any x y` whose `y` is a running sum from a zero: the zero becomes `x`, and `z`
-  // is `y`.
+  // Each `z = add_any x y` whose `y` is a sum a scan continues: that sum starts from `x`, and
+  // `z` is `y`.
   void thread_sums(Jaxpr& j) {
     std::optional<Uses> u;
     for (size_t i = 0; i < j.eqns.size(); ++i) {
