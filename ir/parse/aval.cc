@@ -27,6 +27,18 @@ bool is_other_jax_dtype(std::string_view s) {
 
 }  // namespace
 
+// The annotations above are kept as text read character by character, not token by token: a
+// quote or a brace there would be read differently by the scan that skips a `let` preamble's body
+// (skip_braces), so the printout of an accepted program would not parse back. None belongs there.
+void JaxprParser::check_annotation_text(size_t start, size_t end, std::string_view what) const {
+  std::string_view src = lex.source();
+  for (size_t i = start; i < end; ++i) {
+    auto c = static_cast<unsigned char>(src[i]);
+    if (c == '\'' || c == '"' || c == '{' || c == '}' || c == '[' || c < 0x20 || c >= 0x7f)
+      fail(i, fmt::format("unexpected {} in {}", describe(char_token_at(i)), what));
+  }
+}
+
 ShapedArray JaxprParser::parse_aval() {
   std::string_view src = lex.source();
   Token dt = lex.next();
@@ -41,6 +53,7 @@ ShapedArray JaxprParser::parse_aval() {
     while (i < src.size() && src[i] != '>' && src[i] != '[' && !is_space(src[i])) ++i;
     if (i >= src.size() || src[i] != '>')
       fail(open, fmt::format("unclosed '<' in the type '{}<'", dt.text));
+    check_annotation_text(open + 1, i, "a type's '<...>'");
     angle = std::string(src.substr(open, i + 1 - open));
     lex.seek(i + 1);
   }
@@ -92,6 +105,7 @@ ShapedArray JaxprParser::parse_aval() {
       }
       if (j >= src.size() || is_space(src[j]))
         fail(i, "malformed shape: unterminated sharding annotation");
+      check_annotation_text(i + 1, j, "a sharding annotation");
       suffix = std::string(src.substr(i, j - i));
       any_dim_suffix = true;
       lex.seek(j);
@@ -112,6 +126,7 @@ ShapedArray JaxprParser::parse_aval() {
     while (j < src.size() && src[j] != ']' && !is_space(src[j])) ++j;
     if (j >= src.size() || src[j] != ']')
       fail(start, "malformed shape: expected ']' after the named axes");
+    check_annotation_text(start + 1, j, "the named axes of a type");
     ann->inner_suffix = std::string(src.substr(start, j - start));
     lex.seek(j);
   }
@@ -122,6 +137,7 @@ ShapedArray JaxprParser::parse_aval() {
     while (j < src.size() && src[j] != '}' && src[j] != '\n' && src[j] != '{') ++j;
     if (j >= src.size() || src[j] != '}')
       fail(start, "malformed type: unclosed '{' after the shape");
+    check_annotation_text(start + 1, j, "a type's axes annotation");
     ann->suffix = std::string(src.substr(start, j + 1 - start));
     lex.seek(j + 1);
   }

@@ -45,12 +45,12 @@ Token JaxprParser::expect_punct(char c, std::string_view what) {
   return t;
 }
 
-Token JaxprParser::char_token() const {
+Token JaxprParser::char_token_at(size_t offset) const {
   Token t;
-  t.offset = lex.offset();
-  if (lex.at_end()) return t;
+  t.offset = offset;
+  if (offset >= lex.source().size()) return t;
   t.kind = TokKind::punct;
-  t.text = lex.source().substr(lex.offset(), 1);
+  t.text = lex.source().substr(offset, 1);
   return t;
 }
 
@@ -117,6 +117,7 @@ void JaxprParser::parse_preambles() {
       parse_shared(shared_.size() - 1, open.offset);
       close = shared_.back().end;
     }
+    shared_.back().skipped_end = close;
     lex.seek(close);
     Token in = lex.next();
     if (!in.is_ident("in"))
@@ -171,6 +172,12 @@ JaxprRef JaxprParser::parse_shared(size_t index, size_t ref_offset) {
   max_depth_ = depth_;
   lex.seek(s.offset);
   JaxprRef jaxpr = parse_braced_jaxpr();
+  // The preamble scan and the parse must agree on where the body ends; every raw text the parser
+  // reads keeps quotes and braces balanced (raw_value_text, check_annotation_text) so that they do.
+  if (s.skipped_end != std::string_view::npos && lex.offset() != s.skipped_end)
+    fail(s.offset, fmt::format("the body of the shared jaxpr '{}' does not end where its braces "
+                               "close",
+                               s.name));
   // shared_ does not grow while parsing (preambles are all recorded first): `s` is still valid.
   s.height = max_depth_ - depth_;
   max_depth_ = std::max(outer_max, max_depth_);

@@ -82,6 +82,8 @@ class JaxprParser {
 
   // Types (aval.cc) ---------------------------------------------------------------------------
   ShapedArray parse_aval();
+  // Fails on a quote, brace, '[' or non-printable byte in the annotation text [start, end).
+  void check_annotation_text(size_t start, size_t end, std::string_view what) const;
 
   // Literals (literal.cc) ---------------------------------------------------------------------
   LiteralValue parse_literal_value(const Token& t) const;
@@ -93,8 +95,10 @@ class JaxprParser {
 
   // Params (param_value.cc) -------------------------------------------------------------------
   Params parse_params(std::string_view prim);
-  // A single character at the current offset as a token, for messages about raw text.
-  Token char_token() const;
+  // A single character at the current offset (or at `offset`) as a token, for messages about
+  // raw text.
+  Token char_token() const { return char_token_at(lex.offset()); }
+  Token char_token_at(size_t offset) const;
 
   // Eqn types (eqn_types.cc) ------------------------------------------------------------------
   // Resolves the primitive, types the untyped literals, checks the binders against the shape
@@ -118,6 +122,7 @@ class JaxprParser {
     std::string name;
     size_t offset = 0;  // of its '{'
     size_t end = 0;     // just past its '}', once parsed
+    size_t skipped_end = std::string_view::npos;  // just past its '}' as skip_braces found it
     enum class State { unparsed, parsing, done } state = State::unparsed;
     JaxprRef jaxpr;
     int height = 0;  // the levels of nesting it spans, itself included, once parsed

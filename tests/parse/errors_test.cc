@@ -42,6 +42,23 @@ TEST_CASE("parse errors: dtypes and shapes", "[parse][errors]") {
         "1:18: dimension size 99999999999999999999 is too large");
 }
 
+// A type's annotations are read as raw text; a quote or a brace there would make the scan that
+// skips a `let` preamble's body disagree with the parse, and a printout fail to parse back (found
+// by fuzz_jaxpr_parser: `;x}8` in a body JAX's pjit printed inline, which cjax prints as a `let`).
+TEST_CASE("parse errors: type annotations hold no quotes or braces", "[parse][errors]") {
+  CHECK(parse_error("{ lambda ; a:f32[3;x}8]. let  in (a,) }") ==
+        "1:21: unexpected '}' in the named axes of a type");
+  CHECK(parse_error("{ lambda ; a:f32[3@x'y]. let  in (a,) }") ==
+        "1:21: unexpected ''' in a sharding annotation");
+  CHECK(parse_error("{ lambda ; a:f32<ho\"st>[3]. let  in (a,) }") ==
+        "1:20: unexpected '\"' in a type's '<...>'");
+  CHECK(parse_error("{ lambda ; a:f32[3]{V:'x}. let  in (a,) }") ==
+        "1:23: unexpected ''' in a type's axes annotation");
+  CHECK(parse_error("let f = { lambda ; a:f32[3;x}8]. let  in (a,) } in\n"
+                    "{ lambda ; b:f32[3]. let c:f32[3] = jit[name=f jaxpr=f] b in (c,) }") ==
+        "1:30: expected 'in' after the shared jaxpr 'f', got '8'");
+}
+
 TEST_CASE("parse errors: shapes beyond the limits of ir/limits.h", "[parse][errors]") {
   // Sizes whose element count or byte size overflows int64 are refused; huge but representable
   // ones are valid types.
