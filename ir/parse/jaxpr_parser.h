@@ -120,8 +120,8 @@ class JaxprParser {
  private:
   struct Shared {
     std::string name;
-    size_t offset = 0;  // of its '{'
-    size_t end = 0;     // just past its '}', once parsed
+    size_t offset = 0;                            // of its '{'
+    size_t end = 0;                               // just past its '}', once parsed
     size_t skipped_end = std::string_view::npos;  // just past its '}' as skip_braces found it
     enum class State { unparsed, parsing, done } state = State::unparsed;
     JaxprRef jaxpr;
