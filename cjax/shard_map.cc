@@ -6,6 +6,7 @@
 #include "cjax/bind.h"
 #include "ir/errors.h"
 #include "runtime/distributed.h"
+#include "runtime/distributed_blocks.h"
 #include "runtime/interpreter.h"
 
 namespace cjax {
@@ -107,47 +108,122 @@ auto at_caller(const SourceInfo& src, F&& f) {
 }  // namespace
 
 ShardPlan plan_shard_map(const FlatArgs& fa, const Mesh& mesh, const Specs& in_specs,
-                         const SourceInfo& src) {
-  const std::vector<PartitionSpec> specs = per_item(in_specs, fa.trees.size(), "in_specs", src);
+                         const SourceInfo& src, bool given_blocks) {
+  size_t leaves = 0;
+  for (size_t n : fa.num_leaves) leaves += n;
+  std::vector<PartitionSpec> specs;  // one per leaf
+  if (in_specs.per_leaf()) {
+    specs = per_item(in_specs, leaves, "in_specs (one per leaf)", src);
+  } else {
+    const std::vector<PartitionSpec> per_arg = per_item(in_specs, fa.trees.size(), "in_specs", src);
+    for (size_t a = 0; a < fa.trees.size(); ++a)
+      specs.insert(specs.end(), fa.num_leaves[a], per_arg[a]);
+  }
   ShardPlan plan;
-  for (size_t a = 0; a < fa.trees.size(); ++a)
-    for (size_t l = 0; l < fa.num_leaves[a]; ++l) {
+  for (size_t a = 0, i = 0; a < fa.trees.size(); ++a)
+    for (size_t l = 0; l < fa.num_leaves[a]; ++l, ++i) {
       const Array& leaf = fa.primals[fa.offset[a] + l];
+      const std::string what = fmt::format("shard_map: argument {}", a);
       const Shape local = at_caller(src, [&] {
-        return local_shape(leaf.shape(), specs[a], mesh.axes(),
-                           fmt::format("shard_map: argument {}", a));
+        if (!given_blocks) return local_shape(leaf.shape(), specs[i], mesh.axes(), what);
+        (void)global_shape(leaf.shape(), specs[i], mesh.axes(), what);  // checks the spec
+        return leaf.shape();
       });
-      plan.leaf_specs.push_back(specs[a]);
+      plan.leaf_specs.push_back(specs[i]);
       plan.blocks.push_back(Array::abstract(ShapedArray(leaf.dtype(), local, leaf.weak_type())));
     }
   return plan;
 }
 
-std::vector<Array> run_shard_map(const ClosedTrace& f, const Mesh& mesh, const ShardPlan& plan,
-                                 const Specs& out_specs, std::span<const Array> leaves,
-                                 const SourceInfo& src) {
-  std::vector<PartitionSpec> outs = per_item(out_specs, f.jaxpr.outvars.size(), "out_specs", src);
-  for (size_t i = 0; i < outs.size(); ++i)  // checked here to name the output
+namespace {
+
+// The body and operands of a shard_map eqn: captured constants become leading operands,
+// replicated (JAX's convert_constvars_jaxpr); the output specs checked against the body.
+struct StagedBody {
+  JaxprRef body;
+  std::vector<PartitionSpec> in_specs, out_specs;
+  std::vector<Array> operands;
+};
+StagedBody stage_body(const ClosedTrace& f, const Mesh& mesh, const ShardPlan& plan,
+                      const Specs& out_specs, std::span<const Array> leaves,
+                      const SourceInfo& src) {
+  StagedBody s;
+  s.out_specs = per_item(out_specs, f.jaxpr.outvars.size(), "out_specs", src);
+  for (size_t i = 0; i < s.out_specs.size(); ++i)  // checked here to name the output
     at_caller(src, [&] {
-      return global_shape(f.jaxpr.outvars[i].aval().shape, outs[i], mesh.axes(),
+      return global_shape(f.jaxpr.outvars[i].aval().shape, s.out_specs[i], mesh.axes(),
                           fmt::format("shard_map: output {}", i));
     });
-  // Captured constants become leading operands, replicated (JAX's convert_constvars_jaxpr).
   auto body = std::make_shared<Jaxpr>(f.jaxpr);
   body->consts.clear();
   convert_constvars(*body);
-  std::vector<PartitionSpec> ins(f.consts.size(), PartitionSpec{});
-  ins.insert(ins.end(), plan.leaf_specs.begin(), plan.leaf_specs.end());
-  std::vector<Array> operands(f.consts.begin(), f.consts.end());
-  operands.insert(operands.end(), leaves.begin(), leaves.end());
+  s.body = std::move(body);
+  s.in_specs.assign(f.consts.size(), PartitionSpec{});
+  s.in_specs.insert(s.in_specs.end(), plan.leaf_specs.begin(), plan.leaf_specs.end());
+  s.operands.assign(f.consts.begin(), f.consts.end());
+  s.operands.insert(s.operands.end(), leaves.begin(), leaves.end());
+  return s;
+}
+
+}  // namespace
+
+std::vector<Array> run_shard_map(const ClosedTrace& f, const Mesh& mesh, const ShardPlan& plan,
+                                 const Specs& out_specs, std::span<const Array> leaves,
+                                 const SourceInfo& src) {
+  StagedBody s = stage_body(f, mesh, plan, out_specs, leaves, src);
   Params params{{"check_vma", false},
-                {"in_specs", specs_param(ins)},
-                {"jaxpr", JaxprRef(std::move(body))},
+                {"in_specs", specs_param(s.in_specs)},
+                {"jaxpr", s.body},
                 {"mesh", mesh_param(mesh.axes())},
                 {"newly_manual_axes", manual_axes_param(mesh.axes())},
-                {"out_specs", specs_param(outs)}};
-  return cjax::bind("shard_map", std::span<const Array>(operands), std::move(params), src);
+                {"out_specs", specs_param(s.out_specs)}};
+  return cjax::bind("shard_map", std::span<const Array>(s.operands), std::move(params), src);
+}
+
+std::vector<Array> run_on_blocks(const ClosedTrace& f, const Mesh& mesh, const ShardPlan& plan,
+                                 const Specs& out_specs, std::span<const Array> leaves,
+                                 const SourceInfo& src) {
+  StagedBody s = stage_body(f, mesh, plan, out_specs, leaves, src);
+  std::vector<runtime::Buffer> blocks;
+  for (const Array& a : s.operands) {
+    if (!a.is_concrete())
+      throw UsageError(fmt::format(
+          "{}shard_map(...).on_blocks runs on concrete arrays, each process's own blocks; under "
+          "jit, grad or vmap, call the shard_map itself on whole arrays",
+          location_prefix(src)));
+    blocks.push_back(a.buffer());
+  }
+  runtime::distributed::MeshScope scope(mesh.axes());
+  std::vector<runtime::Buffer> results = runtime::distributed::run_shard_map_body(*s.body, blocks);
+  std::vector<Array> out;
+  for (size_t i = 0; i < results.size(); ++i)
+    out.push_back(Array::from_buffer(std::move(results[i]), f.jaxpr.outvars[i].aval().weak_type));
+  return out;
 }
 
 }  // namespace detail
+
+namespace distributed {
+
+Array block_of(const Array& whole, const Mesh& mesh, const PartitionSpec& spec, SourceInfo src) {
+  const Shape local = detail::at_caller(
+      src, [&] { return local_shape(whole.shape(), spec, mesh.axes(), "distributed::block_of"); });
+  runtime::distributed::MeshScope scope(mesh.axes());  // checks the process count
+  return Array::from_buffer(
+      runtime::distributed::take_block(whole.buffer(), local, spec, mesh.axes(), process_index()),
+      whole.weak_type());
+}
+
+Array gather_blocks(const Array& block, const Mesh& mesh, const PartitionSpec& spec,
+                    SourceInfo src) {
+  const Shape whole = detail::at_caller(src, [&] {
+    return global_shape(block.shape(), spec, mesh.axes(), "distributed::gather_blocks");
+  });
+  runtime::distributed::MeshScope scope(mesh.axes());
+  return Array::from_buffer(
+      runtime::distributed::gather_blocks(block.buffer(), whole, spec, mesh.axes()),
+      block.weak_type());
+}
+
+}  // namespace distributed
 }  // namespace cjax

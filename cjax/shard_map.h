@@ -78,14 +78,22 @@ PartitionSpec P(SpecEntry a, SpecEntry b, SpecEntry c);
 PartitionSpec P(SpecEntry a, SpecEntry b, SpecEntry c, SpecEntry d);
 
 // in_specs / out_specs: one spec per positional argument (per output leaf, in tree_flatten
-// order), applied to every leaf of it; or one spec for all.
+// order), applied to every leaf of it; or one spec for all; or (Specs::per_leaf) one spec per
+// leaf of all the arguments, in tree_flatten order, as JAX's in_specs written as a pytree of
+// specs matching the arguments' (a model's weights, each split along its own dimension).
 class Specs {
  public:
   Specs(PartitionSpec all) : all_(std::move(all)) {}
   Specs(std::initializer_list<PartitionSpec> each) : each_(each), per_item_(true) {}
   Specs(std::vector<PartitionSpec> each) : each_(std::move(each)), per_item_(true) {}
+  static Specs per_leaf(std::vector<PartitionSpec> leaves) {
+    Specs s(std::move(leaves));
+    s.per_leaf_ = true;
+    return s;
+  }
 
   bool per_item() const { return per_item_; }
+  bool per_leaf() const { return per_leaf_; }
   const PartitionSpec& all() const { return all_; }
   const std::vector<PartitionSpec>& each() const { return each_; }
 
@@ -93,7 +101,19 @@ class Specs {
   PartitionSpec all_;
   std::vector<PartitionSpec> each_;
   bool per_item_ = false;
+  bool per_leaf_ = false;
 };
+
+namespace distributed {
+// This process's block of `whole` under `spec` over `mesh` (no communication): how a program
+// whose processes each start from the whole array (the same seed) keeps only its part.
+Array block_of(const Array& whole, const Mesh& mesh, const PartitionSpec& spec,
+               SourceInfo src = std::source_location::current());
+// The whole array from every process's `block` under `spec` (an all_gather over the axes the
+// spec names; every process of the mesh calls it): to check or save a sharded result.
+Array gather_blocks(const Array& block, const Mesh& mesh, const PartitionSpec& spec,
+                    SourceInfo src = std::source_location::current());
+}  // namespace distributed
 
 namespace detail {
 
@@ -101,10 +121,16 @@ struct ShardPlan {
   std::vector<PartitionSpec> leaf_specs;  // one per argument leaf
   std::vector<Array> blocks;              // abstract leaves of one device's blocks
 };
+// `given_blocks`: the leaves are already one device's blocks (ShardMapped::on_blocks).
 ShardPlan plan_shard_map(const FlatArgs& fa, const Mesh& mesh, const Specs& in_specs,
-                         const SourceInfo& src);
+                         const SourceInfo& src, bool given_blocks = false);
 // Stages (or runs) the shard_map eqn of the traced body on the arguments' leaves.
 std::vector<Array> run_shard_map(const ClosedTrace& f, const Mesh& mesh, const ShardPlan& plan,
+                                 const Specs& out_specs, std::span<const Array> leaves,
+                                 const SourceInfo& src);
+// Runs the traced body on this process's blocks (concrete leaves) under the mesh; its outputs'
+// blocks, nothing gathered.
+std::vector<Array> run_on_blocks(const ClosedTrace& f, const Mesh& mesh, const ShardPlan& plan,
                                  const Specs& out_specs, std::span<const Array> leaves,
                                  const SourceInfo& src);
 
@@ -125,16 +151,37 @@ class ShardMapped {
     auto call = detail::to_diff_args(std::make_tuple(args...));
     detail::FlatArgs fa = detail::flatten_tuple(call, std::vector<bool>(sizeof...(Args), true));
     detail::ShardPlan plan = detail::plan_shard_map(fa, mesh_, in_specs_, src_);
-    std::vector<std::unique_ptr<AxisEnvScope>> bound;  // the mesh's axes, while f is traced
-    for (size_t i = 0; i < mesh_.axes().names.size(); ++i)
-      bound.push_back(std::make_unique<AxisEnvScope>(mesh_.axes().names[i], mesh_.axes().sizes[i]));
-    auto traced = detail::trace_call(f_, call, detail::with_leaves(fa, plan.blocks), "shard_map");
-    bound.clear();
+    auto traced = trace_body(call, fa, plan);
     return tree_unflatten(traced.proto, detail::run_shard_map(traced.closed, mesh_, plan,
                                                               out_specs_, fa.primals, src_));
   }
 
+  // Each process passes its own blocks of the arguments (the shapes the body sees) and gets its
+  // own blocks of the outputs: nothing is split or gathered, so no process ever holds a whole
+  // sharded array (JAX's arrays made with make_array_from_process_local_data, and the sharded
+  // outputs of jit(shard_map)). Every process of the mesh calls it with the same program. The
+  // body runs compiled, as a shard_map's does. On concrete arrays only (not under jit or grad).
+  template <class... Args>
+  auto on_blocks(const Args&... args) const {
+    auto call = detail::to_diff_args(std::make_tuple(args...));
+    detail::FlatArgs fa = detail::flatten_tuple(call, std::vector<bool>(sizeof...(Args), true));
+    detail::ShardPlan plan = detail::plan_shard_map(fa, mesh_, in_specs_, src_, true);
+    auto traced = trace_body(call, fa, plan);
+    return tree_unflatten(traced.proto, detail::run_on_blocks(traced.closed, mesh_, plan,
+                                                              out_specs_, fa.primals, src_));
+  }
+
  private:
+  // f traced on one device's blocks, with the mesh's axes bound for its collectives.
+  template <class Call>
+  auto trace_body(const Call& call, const detail::FlatArgs& fa,
+                  const detail::ShardPlan& plan) const {
+    std::vector<std::unique_ptr<AxisEnvScope>> bound;
+    for (size_t i = 0; i < mesh_.axes().names.size(); ++i)
+      bound.push_back(std::make_unique<AxisEnvScope>(mesh_.axes().names[i], mesh_.axes().sizes[i]));
+    return detail::trace_call(f_, call, detail::with_leaves(fa, plan.blocks), "shard_map");
+  }
+
   F f_;
   Mesh mesh_;
   Specs in_specs_, out_specs_;

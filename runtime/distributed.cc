@@ -108,7 +108,13 @@ void set_shard_map_body_runner(BodyRunner runner) {
 
 std::vector<Buffer> run_shard_map_body(const Jaxpr& body, std::span<const Buffer> blocks) {
   const BodyRunner runner = body_runner().load();
-  return runner && body.constvars.empty() ? runner(body, blocks) : eval_jaxpr(body, blocks);
+  try {
+    return runner && body.constvars.empty() ? runner(body, blocks) : eval_jaxpr(body, blocks);
+  } catch (const Error& e) {
+    // The other processes may be waiting in a collective for this one: end them all.
+    if (process_count() > 1) abort_all(e.what());
+    throw;
+  }
 }
 
 const MeshAxes* current_mesh() {

@@ -73,6 +73,7 @@ void send_recv(const std::vector<std::string>& axes, const void* in, std::option
 // with its collectives as calls into this runtime.
 using BodyRunner = std::vector<Buffer> (*)(const Jaxpr& body, std::span<const Buffer> blocks);
 void set_shard_map_body_runner(BodyRunner runner);  // nullptr: the interpreter
+// An error in the body on one process of several ends every process (abort_all).
 std::vector<Buffer> run_shard_map_body(const Jaxpr& body, std::span<const Buffer> blocks);
 
 }  // namespace cjax::runtime::distributed

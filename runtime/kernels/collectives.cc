@@ -9,6 +9,7 @@
 #include "ir/jaxpr.h"
 #include "ir/sharding.h"
 #include "runtime/distributed.h"
+#include "runtime/distributed_blocks.h"
 #include "runtime/kernels/kernel_util.h"
 
 namespace cjax::runtime {
@@ -33,31 +34,6 @@ void blocks_from_front(const char* in, char* out, int64_t outer, int64_t n, size
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t k = 0; k < n; ++k)
       std::memcpy(out + size_t(o * n + k) * inner, in + size_t(k * outer + o) * inner, inner);
-}
-
-// Copies the block of shape `local` at `start` of an array of shape `whole` out of it
-// (extract) or into it.
-void copy_block(char* whole, const Shape& whole_shape, char* block, const Shape& local,
-                const std::vector<int64_t>& start, size_t item, bool extract) {
-  if (local.empty()) {
-    extract ? std::memcpy(block, whole, item) : std::memcpy(whole, block, item);
-    return;
-  }
-  const std::vector<int64_t> strides = row_major_strides(whole_shape);
-  const size_t row = size_t(local.back()) * item;
-  const int64_t rows = product(local, 0, local.size() - 1);
-  std::vector<int64_t> index(local.size(), 0);
-  for (int64_t r = 0; r < rows; ++r) {
-    int64_t offset = 0;
-    for (size_t d = 0; d < local.size(); ++d) offset += (start[d] + index[d]) * strides[d];
-    char* w = whole + size_t(offset) * item;
-    char* b = block + size_t(r) * row;
-    extract ? std::memcpy(b, w, row) : std::memcpy(w, b, row);
-    for (size_t d = local.size() - 1; d-- > 0;) {  // the next row: every dim but the last
-      if (++index[d] < local[d]) break;
-      index[d] = 0;
-    }
-  }
 }
 
 void axis_index_kernel(const Params& params, std::span<const Buffer> in, std::span<Buffer> out) {
@@ -147,47 +123,14 @@ void shard_map_kernel(const Params& params, std::span<const Buffer> in, std::spa
   const std::vector<PartitionSpec> out_specs =
       specs_from_param(params.at("out_specs"), "out_specs");
   dist::MeshScope scope(mesh);
-  const int64_t me = dist::process_index();
   std::vector<Buffer> blocks;
-  for (size_t i = 0; i < in.size(); ++i) {
-    const ShapedArray& local = body.invars[i].aval();
-    Buffer b = Buffer::allocate(local);
-    copy_block(static_cast<char*>(const_cast<void*>(in[i].data())), in[i].aval().shape,
-               static_cast<char*>(b.data()), local.shape,
-               block_start(local.shape, in_specs[i], mesh, me), itemsize(local.dtype), true);
-    blocks.push_back(std::move(b));
-  }
-  std::vector<Buffer> results;
-  try {
-    results = dist::run_shard_map_body(body, blocks);
-  } catch (const Error& e) {
-    // The other processes may be waiting in a collective for this one: end them all.
-    if (dist::process_count() > 1) dist::abort_all(e.what());
-    throw;
-  }
+  for (size_t i = 0; i < in.size(); ++i)
+    blocks.push_back(dist::take_block(in[i], body.invars[i].aval().shape, in_specs[i], mesh,
+                                      dist::process_index()));
+  std::vector<Buffer> results = dist::run_shard_map_body(body, blocks);
   blocks.clear();
-  for (size_t i = 0; i < results.size(); ++i) {
-    const Shape& local = results[i].aval().shape;
-    const std::vector<std::string> axes = out_specs[i].axes();
-    const int64_t n = dist::group_size(axes);
-    std::vector<char> gathered(results[i].nbytes() * size_t(n));
-    dist::all_gather(axes, results[i].data(), gathered.data(), results[i].nbytes());
-    // Member k of the group sits at coordinates k (row-major over `axes`) along the named axes.
-    for (int64_t k = 0; k < n; ++k) {
-      std::vector<int64_t> coords(mesh.names.size(), 0);
-      for (int64_t rest = k, a = int64_t(axes.size()) - 1; a >= 0; --a) {
-        const size_t m = *mesh.find(axes[size_t(a)]);
-        coords[m] = rest % mesh.sizes[m];
-        rest /= mesh.sizes[m];
-      }
-      int64_t device = 0;
-      for (size_t m = 0; m < mesh.names.size(); ++m) device = device * mesh.sizes[m] + coords[m];
-      copy_block(static_cast<char*>(out[i].data()), out[i].aval().shape,
-                 gathered.data() + size_t(k) * results[i].nbytes(), local,
-                 block_start(local, out_specs[i], mesh, device), itemsize(results[i].aval().dtype),
-                 false);
-    }
-  }
+  for (size_t i = 0; i < results.size(); ++i)
+    out[i] = dist::gather_blocks(results[i], out[i].aval().shape, out_specs[i], mesh);
 }
 
 }  // namespace
