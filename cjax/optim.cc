@@ -3,6 +3,7 @@
 #include <cmath>
 #include <numbers>
 
+#include "cjax/collectives.h"
 #include "cjax/lax.h"
 #include "cjax/numpy.h"
 #include "ir/errors.h"
@@ -137,20 +138,21 @@ GradientTransformation adamw(LearningRate lr, double b1, double b2, double eps,
   return adam_like(std::move(lr), b1, b2, eps, weight_decay);
 }
 
-Array global_norm(const std::vector<Array>& leaves) {
+Array global_norm(const std::vector<Array>& leaves, const std::string& axis_name) {
   Array total = Array::scalar(0, DType::f32);
   for (const Array& x : leaves) total = jnp::add(total, jnp::sum(jnp::square(x)));
+  if (!axis_name.empty()) total = lax::psum(total, axis_name);
   return jnp::sqrt(total);
 }
 
-GradientTransformation clip_by_global_norm(double max_norm) {
+GradientTransformation clip_by_global_norm(double max_norm, std::string axis_name) {
   auto init = [](const Leaves&) {
     OptState s;
     s.count = zero_count();
     return s;
   };
-  auto update = [max_norm](const Leaves& grads, OptState&, const Leaves&) {
-    const Array norm = global_norm(grads);
+  auto update = [max_norm, axis_name](const Leaves& grads, OptState&, const Leaves&) {
+    const Array norm = global_norm(grads, axis_name);
     const Array keep = jnp::less(norm, max_norm);
     Leaves out;
     for (const Array& g : grads) {

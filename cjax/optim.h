@@ -19,6 +19,7 @@
 
 #include <functional>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -92,12 +93,15 @@ GradientTransformation adam(LearningRate learning_rate, double b1 = 0.9, double 
 GradientTransformation adamw(LearningRate learning_rate, double b1 = 0.9, double b2 = 0.999,
                              double eps = 1e-8, double weight_decay = 1e-4);
 // optax.clip_by_global_norm: the gradients scaled down to a global norm of at most max_norm.
-GradientTransformation clip_by_global_norm(double max_norm);
+// With `axis_name` (inside shard_map), every leaf is one process's block of a gradient split over
+// that mesh axis, and the norm is the whole gradient's: the sum of squares psum-ed over the axis.
+GradientTransformation clip_by_global_norm(double max_norm, std::string axis_name = "");
 // optax.chain: each transformation applied to the previous one's updates.
 GradientTransformation chain(std::vector<GradientTransformation> transformations);
 
-// optax.global_norm: the square root of the sum of every leaf's squares.
-Array global_norm(const std::vector<Array>& leaves);
+// optax.global_norm: the square root of the sum of every leaf's squares (with `axis_name`, that
+// sum psum-ed over the mesh axis first, as clip_by_global_norm's).
+Array global_norm(const std::vector<Array>& leaves, const std::string& axis_name = "");
 
 // optax.apply_updates: params + updates, in each parameter's dtype.
 Array apply_update(const Array& param, const Array& update);

@@ -46,8 +46,20 @@ Array mlp(const Block& w, const Array& x) {
   return jnp::matmul(h, w.w_proj) + w.b_proj;
 }
 
+// Under FSDP, the whole weight from this process's block of it (split along its last dimension);
+// else the weight itself.
+Array gathered(const GptConfig& c, const Array& w) {
+  if (c.fsdp_axis.empty()) return w;
+  return checkpoint_name(lax::all_gather(w, c.fsdp_axis, w.ndim() - 1, /*tiled=*/true),
+                         "fsdp_gathered");
+}
+
 // One pre-LayerNorm block: x + attention(ln(x)), then + mlp(ln(·)), each with residual dropout.
-Array block(const GptConfig& c, bool training, const Array& x, const Block& w, const Array& key) {
+// Under FSDP its weights are gathered here, inside the checkpointed block, so that its policy
+// decides whether the backward pass gathers them again.
+Array block(const GptConfig& c, bool training, const Array& x, const Block& blocks,
+            const Array& key) {
+  const Block w = tree_map([&c](const Array& a) { return gathered(c, a); }, blocks);
   auto [attention_key, mlp_key] = split_key(c, training, key);
   Array h = nn::layer_norm(x, w.ln1_scale, w.ln1_bias);
   Array x1 = x + dropout(c, training, attention_key, attention(c, w, h));
@@ -75,7 +87,11 @@ Array run_blocks(const GptConfig& c, const GptParams& p, const Array& x, const A
     return block(c, training, h, w, k);
   };
   if (c.policy == "none") return run(plain);
-  return run(checkpoint(plain, policies::by_name(c.policy), /*prevent_cse=*/false));
+  PolicyRef policy = policies::by_name(c.policy);
+  if (!c.fsdp_axis.empty() && c.save_gathered)
+    policy = policies::save_from_both_policies(policy,
+                                               policies::save_only_these_names({"fsdp_gathered"}));
+  return run(checkpoint(plain, policy, /*prevent_cse=*/false));
 }
 
 }  // namespace
@@ -129,11 +145,12 @@ Array gpt_logits(const GptConfig& c, const GptParams& p, const Array& tokens,
                                  c.seq, tokens.aval().str_short()));
   const int64_t T = tokens.shape()[1];
   auto [embed_key, blocks_key] = split_key(c, training, dropout_key);
-  Array x = p.wte[tokens] + p.wpe[{slice(0, T)}];  // [B, T, D]
+  const Array wte = gathered(c, p.wte);
+  Array x = wte[tokens] + gathered(c, p.wpe)[{slice(0, T)}];  // [B, T, D]
   x = dropout(c, training, embed_key, x);
   x = run_blocks(c, p, x, blocks_key, training);
-  x = nn::layer_norm(x, p.lnf_scale, p.lnf_bias);
-  return jnp::einsum("btd,vd->btv", {x, p.wte});  // the output layer tied to the embedding
+  x = nn::layer_norm(x, gathered(c, p.lnf_scale), gathered(c, p.lnf_bias));
+  return jnp::einsum("btd,vd->btv", {x, wte});  // the output layer tied to the embedding
 }
 
 Array gpt_loss(const GptConfig& c, const GptParams& p, const Array& tokens, const Array& labels,

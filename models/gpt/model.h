@@ -20,6 +20,14 @@ struct GptConfig {
   double dropout = 0.0;
   // The block's checkpoint policy, by name (policies::by_name); "none": not checkpointed.
   std::string policy = "dots_with_no_batch_dims_saveable";
+  // FSDP (models/gpt/sharded.h): inside shard_map over a mesh axis of this name, every weight is
+  // this process's block of it along its last dimension, gathered (lax::all_gather, named
+  // "fsdp_gathered" by checkpoint_name) where it is used. Empty: the weights are whole.
+  std::string fsdp_axis;
+  // Under FSDP with a checkpointed block: whether the block saves its gathered weights for the
+  // backward pass (the policy combined with save_only_these_names("fsdp_gathered")) instead of
+  // gathering them again there.
+  bool save_gathered = false;
 
   int64_t d_head() const { return d_model / heads; }
   int64_t d_mlp() const { return 4 * d_model; }

@@ -43,13 +43,13 @@ T read_named_leaves(std::map<std::string, runtime::Buffer>& by_name, const std::
 
 }  // namespace
 
-optim::GradientTransformation make_optimizer(const TrainOptions& o) {
+optim::GradientTransformation make_optimizer(const TrainOptions& o, const std::string& norm_axis) {
   if (o.steps <= 0 || o.batch <= 0 || o.warmup_steps < 0 || !(o.learning_rate > 0))
     throw UsageError("gpt: steps and batch must be positive, warmup_steps >= 0, the rate > 0");
   const int64_t decay_steps = std::max(o.steps, o.warmup_steps + 1);
   auto schedule = optim::warmup_cosine_decay_schedule(0.0, o.learning_rate, o.warmup_steps,
                                                       decay_steps, o.learning_rate * 0.1);
-  return optim::chain({optim::clip_by_global_norm(o.clip_norm),
+  return optim::chain({optim::clip_by_global_norm(o.clip_norm, norm_axis),
                        optim::adamw(schedule, 0.9, 0.95, 1e-8, o.weight_decay)});
 }
 

@@ -23,7 +23,10 @@ struct TrainOptions {
   double clip_norm = 1.0;
 };
 
-optim::GradientTransformation make_optimizer(const TrainOptions& options);
+// clip_by_global_norm, then adamw on the warmup + cosine schedule. `norm_axis`: the gradients are
+// blocks split over that mesh axis (FSDP), whose norm is the whole gradient's.
+optim::GradientTransformation make_optimizer(const TrainOptions& options,
+                                             const std::string& norm_axis = "");
 
 struct TrainState {
   GptParams params;
