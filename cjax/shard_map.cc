@@ -208,7 +208,7 @@ namespace distributed {
 Array block_of(const Array& whole, const Mesh& mesh, const PartitionSpec& spec, SourceInfo src) {
   const Shape local = detail::at_caller(
       src, [&] { return local_shape(whole.shape(), spec, mesh.axes(), "distributed::block_of"); });
-  runtime::distributed::MeshScope scope(mesh.axes());  // checks the process count
+  runtime::distributed::check_mesh(mesh.axes());
   return Array::from_buffer(
       runtime::distributed::take_block(whole.buffer(), local, spec, mesh.axes(), process_index()),
       whole.weak_type());

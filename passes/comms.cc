@@ -29,7 +29,8 @@ std::vector<std::string> named_axes(const Eqn& e) {
 
 class Walker {
  public:
-  explicit Walker(CommsReport& report) : report_(report) {}
+  Walker(CommsReport& report, bool outputs_gathered)
+      : report_(report), outputs_gathered_(outputs_gathered) {}
 
   void jaxpr(const Jaxpr& j) {
     for (const Eqn& e : j.eqns) eqn(e);
@@ -67,7 +68,7 @@ class Walker {
     CommsReport best;
     for (const ParamValue& b : branches.as<ParamTuple>().items) {
       CommsReport one;
-      Walker w(one);
+      Walker w(one, outputs_gathered_);
       w.mesh_ = mesh_;
       w.calls_ = calls_;
       w.nested(b);
@@ -104,7 +105,7 @@ class Walker {
     const MeshAxes* saved = mesh_;
     mesh_ = &mesh;
     jaxpr(body);
-    for (size_t i = 0; i < out_specs.size() && i < body.outvars.size(); ++i) {
+    for (size_t i = 0; outputs_gathered_ && i < out_specs.size() && i < body.outvars.size(); ++i) {
       const std::vector<std::string> axes = out_specs[i].axes();
       const int64_t n = group_of(axes);
       if (n <= 1) continue;
@@ -117,6 +118,7 @@ class Walker {
   }
 
   CommsReport& report_;
+  bool outputs_gathered_;
   const MeshAxes* mesh_ = nullptr;
   int64_t calls_ = 1;
 };
@@ -129,9 +131,22 @@ int64_t CommsReport::total_bytes() const {
   return total;
 }
 
-CommsReport comms_report(const Jaxpr& jaxpr) {
+std::vector<std::pair<std::string, int64_t>> CommsReport::bytes_by_collective() const {
+  std::vector<std::pair<std::string, int64_t>> kinds;
+  for (const CommsEntry& e : entries) {
+    const std::string kind =
+        e.what.starts_with("shard_map output") ? std::string("shard_map outputs") : e.what;
+    auto it =
+        std::find_if(kinds.begin(), kinds.end(), [&](const auto& k) { return k.first == kind; });
+    if (it == kinds.end()) it = kinds.insert(kinds.end(), {kind, 0});
+    it->second += e.calls * e.bytes_per_call;
+  }
+  return kinds;
+}
+
+CommsReport comms_report(const Jaxpr& jaxpr, bool outputs_gathered) {
   CommsReport report;
-  Walker(report).jaxpr(jaxpr);
+  Walker(report, outputs_gathered).jaxpr(jaxpr);
   return report;
 }
 

@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ir/jaxpr.h"
@@ -35,9 +36,14 @@ struct CommsEntry {
 struct CommsReport {
   std::vector<CommsEntry> entries;
   int64_t total_bytes() const;  // per process, per run of the program
+  // The bytes sent per run by each kind of collective ("all_gather", ...; the gathering of the
+  // outputs as "shard_map outputs"), in the order of their first entries.
+  std::vector<std::pair<std::string, int64_t>> bytes_by_collective() const;
 };
 
-CommsReport comms_report(const Jaxpr& jaxpr);
+// `outputs_gathered` false: each shard_map's outputs stay blocks on their processes, as
+// ShardMapped::on_blocks returns them, so gathering them sends nothing.
+CommsReport comms_report(const Jaxpr& jaxpr, bool outputs_gathered = true);
 
 // The table `cjax comms` prints.
 std::string format_comms(const CommsReport& report);

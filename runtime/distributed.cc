@@ -70,7 +70,7 @@ bool started_by_mpirun() {
 
 }  // namespace
 
-MeshScope::MeshScope(const MeshAxes& mesh) {
+void check_mesh(const MeshAxes& mesh) {
   // A program run by mpirun joins the other processes at its first shard_map over several
   // devices, without calling initialize() (`mpirun -np 4 cjax run prog.jaxpr`).
   if (mesh.device_count() > 1 && built_with_mpi() && !is_initialized() && started_by_mpirun())
@@ -82,6 +82,10 @@ MeshScope::MeshScope(const MeshAxes& mesh) {
         mesh.repr(), mesh.device_count(), process_count(), process_count() == 1 ? "" : "es",
         process_count() == 1 ? "s" : "", mesh.device_count(),
         built_with_mpi() ? "" : ", in a build of cjax with MPI"));
+}
+
+MeshScope::MeshScope(const MeshAxes& mesh) {
+  check_mesh(mesh);
   // Every process enters the shard_map before any of its collectives (bounded: one that never
   // comes ends the job instead of leaving the others waiting).
   if (mesh.device_count() > 1) {

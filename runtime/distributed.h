@@ -34,6 +34,10 @@ int64_t process_count();
 // leave the others waiting in a collective.
 [[noreturn]] void abort_all(const std::string& message);
 
+// Throws cjax::UnsupportedError (saying how to start the processes) unless the mesh has one
+// device per process; joins the processes mpirun started if need be. No communication.
+void check_mesh(const MeshAxes& mesh);
+
 // The mesh the collectives of a shard_map body run under on this thread, while in scope. Its
 // device count must equal process_count().
 class MeshScope {

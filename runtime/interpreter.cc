@@ -135,34 +135,55 @@ std::vector<Buffer> eval_jaxpr(const Jaxpr& jaxpr, std::span<const Buffer> const
   return eval_impl(jaxpr, consts, args);
 }
 
-std::vector<Buffer> apply_primitive(const Primitive& prim, const Params& params,
-                                    std::span<const Buffer> inputs,
-                                    std::span<const ShapedArray> out_avals) {
+namespace {
+
+// The kernel of `prim` (a call-like primitive's marked as producing its outputs), with its inputs
+// checked.
+KernelEntry kernel_entry(const Primitive& prim, std::span<const Buffer> inputs) {
   // A call-like primitive (jit, remat2, custom_jvp_call, ...) runs its body, found by its trait.
-  const bool call = !prim.call_body.empty();
-  std::optional<KernelEntry> entry = call ? KernelEntry{nullptr, true} : find_kernel(prim);
+  std::optional<KernelEntry> entry =
+      !prim.call_body.empty() ? KernelEntry{nullptr, true} : find_kernel(prim);
   if (!entry)
     throw UnsupportedError(fmt::format("interpreter: no kernel for primitive '{}'", prim.name));
   for (size_t i = 0; i < inputs.size(); ++i)
     if (!inputs[i])
       throw TypeError(fmt::format("interpreter: {}: operand {} is an empty Buffer", prim.name, i));
-  std::vector<Buffer> outs(out_avals.size());
-  if (!entry->produces_outputs)
-    for (size_t i = 0; i < out_avals.size(); ++i) outs[i] = Buffer::allocate(out_avals[i]);
-  try {
-    CurrentPrimitiveScope scope(prim.name);
-    if (call)
-      run_call(prim, params, inputs, outs);
-    else
-      entry->kernel(params, inputs, outs);
-  } catch (const Error& e) {
-    // A plain Error from a param accessor ("missing param 'axes'") gets the primitive's name;
-    // the typed errors of kernels already carry it.
-    const std::string_view what = e.what();
-    if (typeid(e) != typeid(Error) || what.starts_with("interpreter: ")) throw;
-    throw Error(fmt::format("interpreter: {}: {}", prim.name, what));
+  return *entry;
+}
+
+void run_kernel(const Primitive& prim, const KernelEntry& entry, const Params& params,
+                std::span<const Buffer> inputs, std::span<Buffer> outs);
+
+}  // namespace
+
+void apply_primitive_into(const Primitive& prim, const Params& params,
+                          std::span<const Buffer> inputs, std::span<Buffer> outs) {
+  const KernelEntry entry = kernel_entry(prim, inputs);
+  if (entry.produces_outputs) {
+    std::vector<ShapedArray> avals;
+    for (const Buffer& b : outs) avals.push_back(b.aval());
+    std::vector<Buffer> results = apply_primitive(prim, params, inputs, avals);
+    for (size_t i = 0; i < outs.size(); ++i)
+      if (results[i].nbytes() > 0) std::memcpy(outs[i].data(), results[i].data(), outs[i].nbytes());
+    return;
   }
-  if (entry->produces_outputs)
+  std::vector<Buffer> given(outs.begin(), outs.end());
+  run_kernel(prim, entry, params, inputs, given);
+  // A kernel may still hand back a buffer of its own (the shard_map kernel's gathered outputs).
+  for (size_t i = 0; i < outs.size(); ++i)
+    if (given[i].data() != outs[i].data() && outs[i].nbytes() > 0)
+      std::memcpy(outs[i].data(), given[i].data(), outs[i].nbytes());
+}
+
+std::vector<Buffer> apply_primitive(const Primitive& prim, const Params& params,
+                                    std::span<const Buffer> inputs,
+                                    std::span<const ShapedArray> out_avals) {
+  const KernelEntry entry = kernel_entry(prim, inputs);
+  std::vector<Buffer> outs(out_avals.size());
+  if (!entry.produces_outputs)
+    for (size_t i = 0; i < out_avals.size(); ++i) outs[i] = Buffer::allocate(out_avals[i]);
+  run_kernel(prim, entry, params, inputs, outs);
+  if (entry.produces_outputs)
     for (size_t i = 0; i < outs.size(); ++i) {
       if (!outs[i])
         throw Error(fmt::format("interpreter: {}: the kernel left output {} unset", prim.name, i));
@@ -173,5 +194,27 @@ std::vector<Buffer> apply_primitive(const Primitive& prim, const Params& params,
     }
   return outs;
 }
+
+namespace {
+
+void run_kernel(const Primitive& prim, const KernelEntry& entry, const Params& params,
+                std::span<const Buffer> inputs, std::span<Buffer> outs) {
+  const bool call = !prim.call_body.empty();
+  try {
+    CurrentPrimitiveScope scope(prim.name);
+    if (call)
+      run_call(prim, params, inputs, outs);
+    else
+      entry.kernel(params, inputs, outs);
+  } catch (const Error& e) {
+    // A plain Error from a param accessor ("missing param 'axes'") gets the primitive's name;
+    // the typed errors of kernels already carry it.
+    const std::string_view what = e.what();
+    if (typeid(e) != typeid(Error) || what.starts_with("interpreter: ")) throw;
+    throw Error(fmt::format("interpreter: {}: {}", prim.name, what));
+  }
+}
+
+}  // namespace
 
 }  // namespace cjax::runtime

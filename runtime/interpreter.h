@@ -22,6 +22,11 @@ std::vector<Buffer> eval_jaxpr(const Jaxpr& jaxpr, std::span<const Buffer> const
 std::vector<Buffer> apply_primitive(const Primitive& prim, const Params& params,
                                     std::span<const Buffer> inputs,
                                     std::span<const ShapedArray> out_avals);
+// The same, written into `outs` (the caller's buffers of the output types, which alias no input):
+// a kernel that writes into given outputs writes there directly (a collective receives into
+// them), others' results are copied there. Compiled code's runtime calls use it.
+void apply_primitive_into(const Primitive& prim, const Params& params,
+                          std::span<const Buffer> inputs, std::span<Buffer> outs);
 
 // The kernel table. A kernel writes into pre-allocated outputs.
 using Kernel = void (*)(const Params& params, std::span<const Buffer> inputs,

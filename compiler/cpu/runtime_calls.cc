@@ -77,10 +77,12 @@ class KernelCall final : public RuntimeCall {
     std::vector<runtime::Buffer> ins;
     for (size_t i = 0; i < eqn_.in_avals.size(); ++i)
       ins.push_back(runtime::Buffer::borrow(eqn_.in_avals[i], p[i]));
-    std::vector<runtime::Buffer> outs =
-        runtime::apply_primitive(*eqn_.prim, eqn_.params, ins, eqn_.out_avals);
-    for (size_t i = 0; i < outs.size(); ++i)
-      if (outs[i].nbytes() > 0) std::memcpy(p[ins.size() + i], outs[i].data(), outs[i].nbytes());
+    // The kernel writes into the compiled code's own output buffers (a collective receives
+    // there).
+    std::vector<runtime::Buffer> outs;
+    for (size_t i = 0; i < eqn_.out_avals.size(); ++i)
+      outs.push_back(runtime::Buffer::borrow(eqn_.out_avals[i], p[ins.size() + i]));
+    runtime::apply_primitive_into(*eqn_.prim, eqn_.params, ins, outs);
   }
   const std::vector<ShapedArray>& input_avals() const override { return eqn_.in_avals; }
   size_t num_outputs() const override { return eqn_.out_avals.size(); }

@@ -19,6 +19,7 @@
 
 #include "cjax/cjax.h"
 #include "io/files.h"
+#include "ir/byte_size.h"
 #include "models/gpt/curve_svg.h"
 #include "models/gpt/model.h"
 #include "models/gpt/sharded.h"
@@ -110,7 +111,8 @@ int print_residuals(const Options& o) {
     sharded = gpt::make_sharded_training(c, o.train, gpt::parallelism_by_name(o.parallel));
     if (cjax::distributed::process_index() != 0) return 0;
     c = sharded->config;
-    params = sharded->shard(gpt::TrainState{params, {}, 0}).params;
+    params =
+        sharded->shard(gpt::init_train_state(c, sharded->opt, cjax::random::PRNGKey(0))).params;
     rows /= sharded->mesh.size();
     axis.emplace(sharded->axis, sharded->mesh.size());
   }
@@ -127,7 +129,11 @@ int print_comms(const Options& o) {
       gpt::make_sharded_training(o.config, o.train, gpt::parallelism_by_name(o.parallel));
   if (cjax::distributed::process_index() != 0) return 0;
   const gpt::TrainState whole = gpt::init_train_state(t.config, t.opt, cjax::random::PRNGKey(0));
-  fmt::print("{}", cjax::format_comms(cjax::comms_report(t.step_jaxpr(whole, o.train.batch))));
+  // on_blocks leaves the step's outputs (the state's parts) where they are: nothing gathered.
+  const cjax::CommsReport report = cjax::comms_report(t.step_jaxpr(whole, o.train.batch), false);
+  fmt::print("{}", cjax::format_comms(report));
+  for (const auto& [kind, bytes] : report.bytes_by_collective())
+    fmt::print("  {}: {} per step\n", kind, cjax::format_byte_size(size_t(bytes)));
   return 0;
 }
 

@@ -49,9 +49,12 @@ void all_gather_kernel(const Params& params, std::span<const Buffer> in, std::sp
   const Shape& s = in[0].aval().shape;
   const size_t d = size_t(params.get_int("all_gather_dimension"));
   const size_t item = itemsize(in[0].aval().dtype);
+  const int64_t outer = product(s, 0, d);
+  if (outer == 1)  // the members' blocks are contiguous in the output: received in place
+    return dist::all_gather(axes, in[0].data(), out[0].data(), in[0].nbytes());
   std::vector<char> gathered(in[0].nbytes() * size_t(n));
   dist::all_gather(axes, in[0].data(), gathered.data(), in[0].nbytes());
-  blocks_from_front(gathered.data(), static_cast<char*>(out[0].data()), product(s, 0, d), n,
+  blocks_from_front(gathered.data(), static_cast<char*>(out[0].data()), outer, n,
                     size_t(product(s, d, s.size())) * item);
 }
 
@@ -65,10 +68,13 @@ void reduce_scatter_kernel(const Params& params, std::span<const Buffer> in,
   const size_t d = size_t(params.get_int("scatter_dimension"));
   const DType dtype = in[0].aval().dtype;
   const int64_t inner = s[d] / n * product(s, d + 1, s.size());
+  const int64_t outer = product(s, 0, d);
+  if (outer == 1)  // the members' blocks are contiguous in the operand: sent in place
+    return dist::reduce_scatter_sum(axes, dtype, in[0].data(), out[0].data(), inner);
   std::vector<char> blocks(in[0].nbytes());
-  blocks_to_front(static_cast<const char*>(in[0].data()), blocks.data(), product(s, 0, d), n,
+  blocks_to_front(static_cast<const char*>(in[0].data()), blocks.data(), outer, n,
                   size_t(inner) * itemsize(dtype));
-  dist::reduce_scatter_sum(axes, dtype, blocks.data(), out[0].data(), product(s, 0, d) * inner);
+  dist::reduce_scatter_sum(axes, dtype, blocks.data(), out[0].data(), outer * inner);
 }
 
 // Block j of split_axis to member j; the blocks received joined along concat_axis.
@@ -82,12 +88,21 @@ void all_to_all_kernel(const Params& params, std::span<const Buffer> in, std::sp
   const Shape& s = in[0].aval().shape;
   Shape block = s;
   block[split] /= n;
-  std::vector<char> sent(in[0].nbytes()), received(in[0].nbytes());
-  blocks_to_front(static_cast<const char*>(in[0].data()), sent.data(), product(s, 0, split), n,
-                  size_t(product(block, split, block.size())) * item);
-  dist::all_to_all(axes, sent.data(), received.data(), in[0].nbytes() / size_t(n));
-  blocks_from_front(received.data(), static_cast<char*>(out[0].data()), product(block, 0, concat),
-                    n, size_t(product(block, concat, block.size())) * item);
+  // Blocks contiguous along a leading split (concat) axis are sent from (received into) place.
+  const int64_t split_outer = product(s, 0, split), concat_outer = product(block, 0, concat);
+  std::vector<char> sent(split_outer == 1 ? 0 : in[0].nbytes());
+  std::vector<char> received(concat_outer == 1 ? 0 : in[0].nbytes());
+  const void* send = in[0].data();
+  if (split_outer != 1) {
+    blocks_to_front(static_cast<const char*>(in[0].data()), sent.data(), split_outer, n,
+                    size_t(product(block, split, block.size())) * item);
+    send = sent.data();
+  }
+  void* receive = concat_outer == 1 ? out[0].data() : received.data();
+  dist::all_to_all(axes, send, receive, in[0].nbytes() / size_t(n));
+  if (concat_outer != 1)
+    blocks_from_front(received.data(), static_cast<char*>(out[0].data()), concat_outer, n,
+                      size_t(product(block, concat, block.size())) * item);
 }
 
 // This member's operand to the destination its pair names; zeros where no pair sends here.

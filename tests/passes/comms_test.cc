@@ -45,6 +45,13 @@ TEST_CASE("comms: an FSDP gradient gathers the weights and scatters their gradie
   CHECK(r.total_bytes() == 216);
   CHECK_THAT(format_comms(r), Catch::Contains("total: 216 B sent by each process per run") &&
                                   Catch::Contains("comms_test.cc"));
+  CHECK(r.bytes_by_collective() ==
+        std::vector<std::pair<std::string, int64_t>>{
+            {"all_gather", 72}, {"reduce_scatter", 72}, {"shard_map outputs", 72}});
+  // Run by on_blocks, the gradient's blocks stay where they are: nothing gathered.
+  const CommsReport kept = comms_report(j, /*outputs_gathered=*/false);
+  CHECK(kept.entries.size() == 2);
+  CHECK(kept.total_bytes() == 144);
 }
 
 TEST_CASE("comms: groups of a 2-D mesh, loops and replicated outputs") {
