@@ -180,25 +180,34 @@ std::vector<Array> run_shard_map(const ClosedTrace& f, const Mesh& mesh, const S
   return cjax::bind("shard_map", std::span<const Array>(s.operands), std::move(params), src);
 }
 
-std::vector<Array> run_on_blocks(const ClosedTrace& f, const Mesh& mesh, const ShardPlan& plan,
-                                 const Specs& out_specs, std::span<const Array> leaves,
-                                 const SourceInfo& src) {
-  StagedBody s = stage_body(f, mesh, plan, out_specs, leaves, src);
-  std::vector<runtime::Buffer> blocks;
-  for (const Array& a : s.operands) {
+void check_blocks_concrete(std::span<const Array> leaves, const SourceInfo& src) {
+  for (const Array& a : leaves)
     if (!a.is_concrete())
       throw UsageError(fmt::format(
           "{}shard_map(...).on_blocks runs on concrete arrays, each process's own blocks; under "
           "jit, grad or vmap, call the shard_map itself on whole arrays",
           location_prefix(src)));
-    blocks.push_back(a.buffer());
-  }
+}
+
+void check_out_blocks(const std::vector<Array>& outs, const Mesh& mesh, const Specs& out_specs,
+                      const SourceInfo& src) {
+  const std::vector<PartitionSpec> specs = per_item(out_specs, outs.size(), "out_specs", src);
+  for (size_t i = 0; i < outs.size(); ++i)
+    at_caller(src, [&] {
+      return global_shape(outs[i].shape(), specs[i], mesh.axes(),
+                          fmt::format("shard_map: output {}", i));
+    });
+}
+
+void run_on_mesh(const Mesh& mesh, const std::function<void()>& run) {
   runtime::distributed::MeshScope scope(mesh.axes());
-  std::vector<runtime::Buffer> results = runtime::distributed::run_shard_map_body(*s.body, blocks);
-  std::vector<Array> out;
-  for (size_t i = 0; i < results.size(); ++i)
-    out.push_back(Array::from_buffer(std::move(results[i]), f.jaxpr.outvars[i].aval().weak_type));
-  return out;
+  try {
+    run();
+  } catch (const Error& e) {
+    // The other processes may be waiting in a collective for this one: end them all.
+    if (runtime::distributed::process_count() > 1) runtime::distributed::abort_all(e.what());
+    throw;
+  }
 }
 
 }  // namespace detail

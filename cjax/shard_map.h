@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <memory>
 #include <optional>
@@ -28,6 +29,7 @@
 #include <vector>
 
 #include "cjax/autodiff_api.h"
+#include "cjax/jit.h"
 #include "cjax/vmap.h"
 #include "ir/axis_env.h"
 #include "ir/sharding.h"
@@ -128,23 +130,34 @@ ShardPlan plan_shard_map(const FlatArgs& fa, const Mesh& mesh, const Specs& in_s
 std::vector<Array> run_shard_map(const ClosedTrace& f, const Mesh& mesh, const ShardPlan& plan,
                                  const Specs& out_specs, std::span<const Array> leaves,
                                  const SourceInfo& src);
-// Runs the traced body on this process's blocks (concrete leaves) under the mesh; its outputs'
-// blocks, nothing gathered.
-std::vector<Array> run_on_blocks(const ClosedTrace& f, const Mesh& mesh, const ShardPlan& plan,
-                                 const Specs& out_specs, std::span<const Array> leaves,
-                                 const SourceInfo& src);
+// on_blocks's checks: every leaf concrete (not under a trace), the output blocks' shapes fit
+// their specs.
+void check_blocks_concrete(std::span<const Array> leaves, const SourceInfo& src);
+void check_out_blocks(const std::vector<Array>& outs, const Mesh& mesh, const Specs& out_specs,
+                      const SourceInfo& src);
+// Runs `run` with the mesh in scope for its collectives (the processes meet first); an error on
+// one process of several ends them all, as in a shard_map's body.
+void run_on_mesh(const Mesh& mesh, const std::function<void()>& run);
 
 }  // namespace detail
 
 template <class F>
 class ShardMapped {
  public:
-  ShardMapped(F f, Mesh mesh, Specs in_specs, Specs out_specs, SourceInfo src)
+  ShardMapped(F f, Mesh mesh, Specs in_specs, Specs out_specs, SourceInfo src,
+              DonateArgnums donate = {})
       : f_(std::move(f)),
         mesh_(std::move(mesh)),
         in_specs_(std::move(in_specs)),
         out_specs_(std::move(out_specs)),
-        src_(std::move(src)) {}
+        src_(std::move(src)),
+        on_blocks_(f_, std::move(donate)) {}
+
+  // This shard_map whose on_blocks donates the blocks of these arguments (jit's donate_argnums:
+  // their buffers are freed as the step reads them last, the Arrays deleted).
+  ShardMapped donating(DonateArgnums donate) const {
+    return ShardMapped(f_, mesh_, in_specs_, out_specs_, src_, std::move(donate));
+  }
 
   template <class... Args>
   auto operator()(const Args&... args) const {
@@ -160,25 +173,36 @@ class ShardMapped {
   // own blocks of the outputs: nothing is split or gathered, so no process ever holds a whole
   // sharded array (JAX's arrays made with make_array_from_process_local_data, and the sharded
   // outputs of jit(shard_map)). Every process of the mesh calls it with the same program. The
-  // body runs compiled, as a shard_map's does. On concrete arrays only (not under jit or grad).
+  // body is jit-compiled with the mesh's axes bound, traced once per signature (cached as jit's
+  // calls are). On concrete arrays only (not under jit or grad).
   template <class... Args>
   auto on_blocks(const Args&... args) const {
     auto call = detail::to_diff_args(std::make_tuple(args...));
     detail::FlatArgs fa = detail::flatten_tuple(call, std::vector<bool>(sizeof...(Args), true));
-    detail::ShardPlan plan = detail::plan_shard_map(fa, mesh_, in_specs_, src_, true);
-    auto traced = trace_body(call, fa, plan);
-    return tree_unflatten(traced.proto, detail::run_on_blocks(traced.closed, mesh_, plan,
-                                                              out_specs_, fa.primals, src_));
+    (void)detail::plan_shard_map(fa, mesh_, in_specs_, src_, true);  // checks the specs
+    detail::check_blocks_concrete(fa.primals, src_);
+    std::optional<decltype(on_blocks_(args...))> out;
+    {
+      const auto bound = bind_axes();
+      detail::run_on_mesh(mesh_, [&] { out.emplace(on_blocks_(args...)); });
+    }
+    detail::check_out_blocks(tree_leaves(*out), mesh_, out_specs_, src_);
+    return std::move(*out);
   }
 
  private:
-  // f traced on one device's blocks, with the mesh's axes bound for its collectives.
-  template <class Call>
-  auto trace_body(const Call& call, const detail::FlatArgs& fa,
-                  const detail::ShardPlan& plan) const {
+  // The mesh's axes, bound for the collectives while in scope.
+  std::vector<std::unique_ptr<AxisEnvScope>> bind_axes() const {
     std::vector<std::unique_ptr<AxisEnvScope>> bound;
     for (size_t i = 0; i < mesh_.axes().names.size(); ++i)
       bound.push_back(std::make_unique<AxisEnvScope>(mesh_.axes().names[i], mesh_.axes().sizes[i]));
+    return bound;
+  }
+  // f traced on one device's blocks, with the mesh's axes bound.
+  template <class Call>
+  auto trace_body(const Call& call, const detail::FlatArgs& fa,
+                  const detail::ShardPlan& plan) const {
+    const auto bound = bind_axes();
     return detail::trace_call(f_, call, detail::with_leaves(fa, plan.blocks), "shard_map");
   }
 
@@ -186,6 +210,7 @@ class ShardMapped {
   Mesh mesh_;
   Specs in_specs_, out_specs_;
   SourceInfo src_;
+  Jitted<F> on_blocks_;  // the body, compiled for on_blocks
 };
 
 // jax.shard_map(f, mesh=mesh, in_specs=..., out_specs=..., check_vma=False).

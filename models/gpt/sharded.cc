@@ -128,9 +128,10 @@ ShardedTraining make_sharded_training(GptConfig config, const TrainOptions& opti
   ins.insert(ins.end(), {P(axis), P(axis), P()});
   outs.push_back(P());
   auto sharded = shard_map(body, t.mesh, Specs::per_leaf(ins), Specs(outs));
-  t.on_blocks = [sharded](const GptParams& p, const optim::OptState& s, const Array& x,
-                          const Array& y,
-                          const Array& key) { return sharded.on_blocks(p, s, x, y, key); };
+  // The step's old state is donated: its buffers freed as the step reads them last.
+  t.on_blocks = [donating = sharded.donating(donate_argnums(0, 1))](
+                    const GptParams& p, const optim::OptState& s, const Array& x, const Array& y,
+                    const Array& key) { return donating.on_blocks(p, s, x, y, key); };
   t.on_whole = [sharded](const GptParams& p, const optim::OptState& s, const Array& x,
                          const Array& y, const Array& key) { return sharded(p, s, x, y, key); };
   return t;

@@ -43,7 +43,8 @@ struct ShardedTraining {
   // The whole state from every process's part (a collective: every process calls it).
   TrainState gather(const TrainState& part) const;
   // One step on this process's part of the state and its rows of the batch (tokens and labels
-  // i32[batch / processes, T]); returns the whole batch's loss, the same on every process.
+  // i32[batch / processes, T]); returns the whole batch's loss, the same on every process. The
+  // old part is donated to the step (its Arrays deleted), as make_train_step's state is.
   float step(TrainState& part, const Array& tokens, const Array& labels,
              const Array& dropout_key) const;
   // The step as one shard_map eqn over whole arrays (make_jaxpr's), whose body is the program
