@@ -7,18 +7,6 @@
 #include "ir/errors.h"
 
 namespace cjax::models::gpt {
-namespace {
-
-// Each leaf of `tree` replaced by f(leaf, its spec), the specs in flatten order.
-template <class T, class F>
-T map_with_specs(const T& tree, const std::vector<PartitionSpec>& specs, F f) {
-  std::vector<Array> leaves = tree_leaves(tree);
-  for (size_t i = 0; i < leaves.size(); ++i) leaves[i] = f(leaves[i], specs[i]);
-  return tree_unflatten(tree, leaves);
-}
-
-}  // namespace
-
 Parallelism parallelism_by_name(const std::string& name) {
   if (name == "data") return Parallelism::data;
   if (name == "fsdp") return Parallelism::fsdp;
@@ -39,30 +27,32 @@ std::vector<PartitionSpec> state_specs(const std::vector<Array>& leaves, Paralle
   return specs;
 }
 
-TrainState ShardedTraining::shard(const TrainState& whole) const {
-  TrainState part;
-  auto block = [this](const Array& leaf, const PartitionSpec& spec) {
-    return distributed::block_of(leaf, mesh, spec);
+namespace {
+
+// Each array of the state replaced by f(array, its spec).
+template <class F>
+TrainState map_state(const TrainState& s, Parallelism mode, const std::string& axis, F f) {
+  auto map = [&](const auto& tree) {
+    std::vector<Array> leaves = tree_leaves(tree);
+    const std::vector<PartitionSpec> specs = state_specs(leaves, mode, axis);
+    for (size_t i = 0; i < leaves.size(); ++i) leaves[i] = f(leaves[i], specs[i]);
+    return tree_unflatten(tree, leaves);
   };
-  part.params =
-      map_with_specs(whole.params, state_specs(tree_leaves(whole.params), mode, axis), block);
-  part.opt_state =
-      map_with_specs(whole.opt_state, state_specs(tree_leaves(whole.opt_state), mode, axis), block);
-  part.step = whole.step;
-  return part;
+  return TrainState{map(s.params), map(s.opt_state), s.step};
+}
+
+}  // namespace
+
+TrainState ShardedTraining::shard(const TrainState& whole) const {
+  return map_state(whole, mode, axis, [this](const Array& leaf, const PartitionSpec& spec) {
+    return distributed::block_of(leaf, mesh, spec);
+  });
 }
 
 TrainState ShardedTraining::gather(const TrainState& part) const {
-  TrainState whole;
-  auto gather_leaf = [this](const Array& leaf, const PartitionSpec& spec) {
+  return map_state(part, mode, axis, [this](const Array& leaf, const PartitionSpec& spec) {
     return distributed::gather_blocks(leaf, mesh, spec);
-  };
-  whole.params =
-      map_with_specs(part.params, state_specs(tree_leaves(part.params), mode, axis), gather_leaf);
-  whole.opt_state = map_with_specs(
-      part.opt_state, state_specs(tree_leaves(part.opt_state), mode, axis), gather_leaf);
-  whole.step = part.step;
-  return whole;
+  });
 }
 
 float ShardedTraining::step(TrainState& part, const Array& tokens, const Array& labels,
