@@ -214,3 +214,32 @@ TEST_CASE("name policies warn about missing names and names the program never de
         "cjax: example tutorial/f4: warning: --names: no value is named 'zz', so the policy "
         "selects nothing by that name; the program's names are a, b, c\n");
 }
+
+// --per-process: the body of a shard_map program as each process differentiates it, on its
+// blocks (a loss of an FSDP layer over 4 processes: w's f32[2,2] rows gathered to f32[8,2]).
+TEST_CASE("cjax residuals and memory --per-process read a shard_map's body") {
+  const std::string file = std::string(CJAX_SOURCE_DIR) + "/tests/mpi/fsdp_loss.jaxpr";
+  auto r = run_cli("residuals " + file + " --per-process --arg-names w,xs --bytes");
+  REQUIRE(r.code == 0);
+  // The gathered weight is saved unless a policy says otherwise; the block's rows of the batch
+  // are an argument.
+  CHECK(r.out.find("f32[4,8] from the argument xs  [128 B]\n") != std::string::npos);
+  CHECK(r.out.find("f32[8,2] output of all_gather") != std::string::npos);
+  CHECK(r.out.find("total: 4 residuals, 256 B (256 bytes)\n") != std::string::npos);
+  auto none =
+      run_cli("residuals " + file + " --per-process --arg-names w,xs --policy nothing_saveable");
+  REQUIRE(none.code == 0);
+  CHECK(none.out == "f32[2,2] from the argument w\nf32[4,8] from the argument xs\n");
+  auto m = run_cli("memory " + file + " --per-process");
+  REQUIRE(m.code == 0);
+  CHECK(m.out.find("nothing_saveable") != std::string::npos);
+  CHECK(m.out.find("arguments: 144 B") != std::string::npos);  // the blocks: 16 + 128 bytes
+  // Without it the whole program's gradient is asked for, which cjax does not differentiate.
+  auto whole = run_cli("residuals " + file);
+  CHECK(whole.code == 1);
+  CHECK(whole.err.find("no differentiation rule for 'shard_map'") != std::string::npos);
+  auto plain = run_cli("residuals --example tutorial/f --per-process");
+  CHECK(plain.code == 2);  // a usage error, as --per-process asks what the program lacks
+  CHECK(plain.err.find("--per-process reads the body of a program's one shard_map equation, but "
+                       "this program has 0") != std::string::npos);
+}

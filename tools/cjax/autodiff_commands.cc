@@ -50,6 +50,37 @@ void check_autodiff_options(const AutodiffOptions& o) {
   if (!o.budget.empty()) parse_bytes(o.budget);
 }
 
+namespace {
+
+// The body of the program's one shard_map eqn, with the names of the program's arguments that
+// its operands are (what each process differentiates, on its blocks; the collectives' rules need
+// no process to run).
+PreparedProgram per_process_body(const Jaxpr& program, const std::vector<std::string>& names) {
+  const Eqn* found = nullptr;
+  size_t count = 0;
+  for (const Eqn& e : program.eqns)
+    if (e.prim && e.prim->name == "shard_map") {
+      found = &e;
+      ++count;
+    }
+  if (count != 1)
+    throw UsageError(
+        fmt::format("--per-process reads the body of a program's one shard_map "
+                    "equation, but this program has {}",
+                    count));
+  PreparedProgram p{*found->params.get_jaxpr("jaxpr"), {}};
+  for (const Atom& operand : found->inputs) {
+    std::string name = operand.is_var() ? operand.var().hint() : "";
+    if (operand.is_var())
+      for (size_t i = 0; i < program.invars.size(); ++i)
+        if (program.invars[i].id() == operand.var().id() && i < names.size()) name = names[i];
+    p.arg_names.push_back(name.empty() ? fmt::format("operand{}", p.arg_names.size()) : name);
+  }
+  return p;
+}
+
+}  // namespace
+
 PreparedProgram prepare_program(const AutodiffOptions& o, std::ostream& err) {
   check_autodiff_options(o);
   PreparedProgram p{load_jaxpr(o.src), o.arg_names};
@@ -62,6 +93,7 @@ PreparedProgram prepare_program(const AutodiffOptions& o, std::ostream& err) {
   if (p.arg_names.size() != p.jaxpr.invars.size())
     throw UsageError(fmt::format("--arg-names gives {} names for {} arguments", p.arg_names.size(),
                                  p.jaxpr.invars.size()));
+  if (o.per_process) p = per_process_body(p.jaxpr, p.arg_names);
   warn_about_names(describe(o.src), p.jaxpr, o.policy, o.names, o.offload_names, err);
   if (!o.policy.empty())
     p.jaxpr = checkpoint_jaxpr(p.jaxpr, policies::by_name(o.policy, o.names, o.offload_names));

@@ -18,6 +18,8 @@ struct AutodiffOptions {
   std::vector<std::string> names;      // --names, for the name policies
   std::vector<std::string> offload_names;
   std::string budget;  // --budget: checkpoint with policies::memory_budget of this size
+  // --per-process: the body of the program's shard_map, as one process runs it on its blocks.
+  bool per_process = false;
 };
 
 // A --budget or --budgets size ("24MiB", "1.5 GiB", "4096"; ir/byte_size.h) in bytes;

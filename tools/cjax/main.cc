@@ -67,6 +67,12 @@ void add_autodiff_options(CLI::App* cmd, AutodiffOptions& o) {
                   "(docs/auto-remat.md)");
 }
 
+void add_per_process_option(CLI::App* cmd, AutodiffOptions& o) {
+  cmd->add_flag("--per-process", o.per_process,
+                "the body of the program's shard_map, as each process runs it on its blocks "
+                "(docs/distributed.md)");
+}
+
 void add_backend_option(CLI::App* cmd, std::string& backend) {
   cmd->add_option("--backend", backend,
                   "cpu: compiled through MLIR (default); interpreter: the reference interpreter; "
@@ -132,6 +138,7 @@ Runner add_residuals_command(CLI::App& app) {
   auto* cmd = add_command(app, "residuals", "what the backward pass keeps (print_saved_residuals)",
                           "cjax residuals --example tutorial/f --policy dots_saveable --bytes");
   add_autodiff_options(cmd, s->opts);
+  add_per_process_option(cmd, s->opts);
   cmd->add_flag("--bytes", s->bytes, "append each residual's size and a total");
   cmd->add_flag("--json", s->json, "print the residuals as JSON");
   return [s] {
@@ -151,6 +158,7 @@ Runner add_fwd_bwd_command(CLI::App& app) {
   auto* cmd = add_command(app, "fwd-bwd", "the forward and backward programs of vjp",
                           "cjax fwd-bwd --example tutorial/f --layout stacked");
   add_autodiff_options(cmd, s->opts);
+  add_per_process_option(cmd, s->opts);
   cmd->add_option("--layout", s->layout,
                   "auto (side by side when it fits the terminal, else stacked), columns, stacked")
       ->check(CLI::IsMember({"auto", "columns", "stacked"}));
@@ -289,6 +297,7 @@ Runner add_memory_command(CLI::App& app) {
                           "under every policy and memory budgets",
                           "cjax memory --example block/mlp --budgets 90MiB,95MiB");
   add_source_options(cmd, s->opts.src);
+  add_per_process_option(cmd, s->opts);
   add_list(cmd, "--names", s->opts.names, "add the name policies, with these names");
   add_list(cmd, "--budgets", s->mem.budgets,
            "memory_budget rows at these peaks (default: three on the trade-off curve)");

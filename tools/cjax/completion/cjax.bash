@@ -52,13 +52,13 @@ _cjax() {
   case $cmd in
     examples) opts="--plugin -p --help" ;;
     jaxpr) opts="$source_opts --json --color" ;;
-    residuals) opts="$autodiff_opts --bytes --json" ;;
-    fwd-bwd) opts="$autodiff_opts --layout --only --compiled" ;;
+    residuals) opts="$autodiff_opts --per-process --bytes --json" ;;
+    fwd-bwd) opts="$autodiff_opts --per-process --layout --only --compiled" ;;
     grad) opts="$autodiff_opts $input_opts --wrt --allow-int --backend" ;;
     run) opts="$source_opts $input_opts --backend" ;;
     lower) opts="$source_opts --target --emit --reference" ;;
     bench) opts="$autodiff_opts --wrt --repetitions -r --warmup --json --timing --step" ;;
-    memory) opts="$source_opts --names --budgets --json --timing --plot" ;;
+    memory) opts="$source_opts --per-process --names --budgets --json --timing --plot" ;;
     comms) opts="$source_opts" ;;
   esac
   if [[ $cur == -* ]]; then
