@@ -7,6 +7,7 @@
 #include "passes/control_flow/register.h"
 #include "passes/jit_rules.h"
 #include "passes/remat.h"
+#include "passes/shard_map_rules.h"
 
 namespace cjax {
 
@@ -16,6 +17,7 @@ void ensure_pass_rules() {
     ensure_builtin_ad_rules();
     register_remat_rules();
     register_jit_rules();
+    register_shard_map_rules();
     register_control_flow_rules();
     register_batch_rules();
   });

@@ -177,3 +177,53 @@ TEST_CASE("a collective over an unbound axis name fails where it is called") {
 
 }  // namespace collectives_jaxpr_test
 }  // namespace cjax
+
+namespace cjax {
+namespace collectives_jaxpr_test {
+
+// grad of a function that calls shard_map: a shard_map computing the loss and its residuals
+// (each device's, split along their leading dimension over the mesh) and a shard_map of the
+// transposed body, whose replicated output's cotangent is shared among the 4 devices (div 4.0)
+// and whose replicated input's cotangent sums theirs (psum). tests/mpi checks the values
+// against the single-process gradient.
+TEST_CASE("grad of a function calling shard_map: a forward and a transposed shard_map") {
+  const Mesh mesh({4}, {"x"});
+  auto fsdp = [&](const Array& w, const Array& xs) {
+    return shard_map(
+        [](const Array& shard, const Array& b) {
+          return lax::psum(
+              jnp::sum(jnp::tanh(jnp::matmul(b, lax::all_gather(shard, "x", 0, true)))), "x");
+        },
+        mesh, {P("x"), P("x")}, {P()})(w, xs);
+  };
+  const std::string g = to_string(make_jaxpr(grad(fsdp))(f32({8, 2}), f32({16, 8})));
+  // Residuals: the tanh and its derivative, every device's (f32[4,2] each, f32[16,2] in all); the
+  // transposed body shares the replicated loss's cotangent among 4 devices and scatters w's.
+  CHECK_THAT(g, Catch::Contains("_:f32[] c:f32[16,2] d:f32[16,2] = shard_map[") &&
+                    Catch::Contains("out_specs=(P(), P('x',), P('x',))") &&
+                    Catch::Contains("in_specs=(P('x',), P('x',), P('x',), P())") &&
+                    Catch::Contains("= div q 4.0:f32[]\n") &&
+                    Catch::Contains("= reduce_scatter[") &&
+                    Catch::Contains("] b c d 1.0:f32[]\n  in (m,) }"));
+  CHECK(to_string(*parse_jaxpr(g)) == g);  // it reads back (and verifies)
+  // Checkpointed with nothing_saveable, the process keeps only its arguments and gathers again.
+  const std::string saved =
+      fwd_bwd(checkpoint(fsdp, policies::by_name("nothing_saveable")), {"w", "xs"})
+          .residuals_text(f32({8, 2}), f32({16, 8}));
+  CHECK(saved == "f32[8,2] from the argument w\nf32[16,8] from the argument xs\n");
+  // Data parallel: the replicated weight's cotangent is the psum of the devices'.
+  auto dp = [&](const Array& w, const Array& xs) {
+    return shard_map(
+        [](const Array& v, const Array& b) {
+          return lax::pmean(jnp::sum(jnp::tanh(jnp::matmul(b, v))), "x");
+        },
+        mesh, {P(), P("x")}, {P()})(w, xs);
+  };
+  const std::string d = to_string(make_jaxpr(grad(dp))(f32({4, 2}), f32({8, 4})));
+  CHECK_THAT(d, Catch::Contains("ba:f32[4,2] = psum[axes=('x',) axis_index_groups=None] z\n"
+                                "        in (ba,) }") &&
+                    Catch::Contains("out_specs=(P(),)\n    ] b c d 1.0:f32[]"));
+}
+
+}  // namespace collectives_jaxpr_test
+}  // namespace cjax

@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstring>
+#include <functional>
 #include <random>
 
 #include "cjax/cjax.h"
@@ -191,6 +192,44 @@ TEST_CASE("data-parallel and FSDP gradients equal the single-process gradient") 
   // The same bits on every run.
   const Array a = fsdp(w, xs), b = fsdp(w, xs);
   CHECK(std::memcmp(a.buffer().data(), b.buffer().data(), a.buffer().nbytes()) == 0);
+}
+
+// grad of a function that calls shard_map (the shard_map eqn's own jvp, partial eval and
+// transpose): an output replicated over the mesh shares its cotangent among the devices, an input
+// replicated over it sums theirs.
+TEST_CASE("grad through a shard_map from outside equals the single-process gradient") {
+  const int64_t n = processes();
+  const Mesh mesh({n}, {"x"});
+  const double rows = double(n * 4);
+  const Array w = data({n * 2, 3}, 21, DType::f64), xs = data({n * 4, n * 2}, 22, DType::f64);
+  auto whole = [&](const Array& v, const Array& batch) { return loss(v, batch, rows); };
+  const Array want_w = grad(whole)(w, xs);
+  const Array want_xs = grad(whole, argnums<1>)(w, xs);
+  // FSDP: w's rows gathered; the loss summed over the processes, replicated.
+  auto fsdp = [&](const Array& v, const Array& batch) {
+    return shard_map(
+        [rows](const Array& shard, const Array& b) {
+          return lax::psum(loss(lax::all_gather(shard, "x", 0, true), b, rows), "x");
+        },
+        mesh, {P("x"), P("x")}, {P()})(v, batch);
+  };
+  // Data parallel: w replicated, its gradient the sum of every process's contribution.
+  auto data_parallel = [&](const Array& v, const Array& batch) {
+    return shard_map(
+        [rows](const Array& u, const Array& b) { return lax::psum(loss(u, b, rows), "x"); }, mesh,
+        {P(), P("x")}, {P()})(v, batch);
+  };
+  // Under checkpoint the shard_map is split by the policy: re-gathered, or its dots saved.
+  auto regathered = checkpoint(fsdp, policies::by_name("nothing_saveable"));
+  auto dots_saved = checkpoint(data_parallel, policies::by_name("dots_saveable"));
+  using Fn = std::function<Array(const Array&, const Array&)>;
+  for (const Fn& f : {Fn(fsdp), Fn(data_parallel), Fn(regathered), Fn(dots_saved)}) {
+    check_both(want_w, grad(f), w, xs);
+    check_both(want_xs, grad(f, argnums<1>), w, xs);
+    auto [value, g] = value_and_grad(f)(w, xs);
+    test::require_close(value.buffer(), whole(w, xs).buffer());
+    test::require_close(g.buffer(), want_w.buffer());
+  }
 }
 
 TEST_CASE("on_blocks: FSDP steps on process-local blocks equal the single-process steps") {

@@ -1,0 +1,10 @@
+// Registers the autodiff rules of `shard_map` eqns (jvp, partial eval, transpose), as JAX's
+// shard_map defines them with check_vma=False, so that a function calling shard_map can itself
+// be differentiated.
+#pragma once
+
+namespace cjax {
+
+void register_shard_map_rules();
+
+}  // namespace cjax
