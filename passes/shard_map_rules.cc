@@ -6,6 +6,7 @@
 //                  dimension over every mesh axis (a scalar promoted to shape [1]), so the staged
 //                  one gets each device's back; residuals that are inputs are forwarded with
 //                  their spec.
+//   batching       the batch axis in front, not split (a leading None in the specs).
 //   transpose      a shard_map of the transposed body. An output whose spec leaves out mesh axes
 //                  is one value seen by every device of them, so each device's cotangent is
 //                  divided by their size; a cotangent of an input whose spec leaves out axes is
@@ -16,6 +17,7 @@
 
 #include "ir/primitive.h"
 #include "ir/sharding.h"
+#include "passes/batching.h"
 #include "passes/builder.h"
 #include "passes/dce.h"
 #include "passes/inline.h"
@@ -318,6 +320,35 @@ CustomRuleResult shard_map_partial_eval_custom(const Eqn& eqn, const std::vector
   return r;
 }
 
+// vmap (JAX's _shard_map_batch): the batch axis, moved to the front of every batched operand, is
+// not split (its specs get a leading None), and the body is batched along it.
+BatchedOutputs shard_map_batch(const BatchRuleArgs& a) {
+  const Jaxpr& body = *a.eqn.params.get_jaxpr("jaxpr");
+  std::vector<PartitionSpec> ins = in_specs_of(a.eqn), outs = out_specs_of(a.eqn);
+  auto unsplit_front = [](PartitionSpec& spec) {
+    spec.dims.insert(spec.dims.begin(), std::vector<std::string>{});
+  };
+  std::vector<Atom> operands;
+  std::vector<BatchDim> dims;
+  for (size_t i = 0; i < a.args.size(); ++i) {
+    if (!a.dims[i]) {
+      operands.push_back(a.args[i]);
+      dims.push_back(std::nullopt);
+      continue;
+    }
+    operands.push_back(batching::moveaxis(a.b, a.args[i], *a.dims[i], 0));
+    dims.push_back(0);
+    unsplit_front(ins[i]);
+  }
+  BatchedJaxpr batched =
+      batch_jaxpr(body, dims, a.axis, std::vector<BatchDim>{batching::kZeroIfMapped});
+  for (size_t o = 0; o < outs.size(); ++o)
+    if (batched.out_dims[o]) unsplit_front(outs[o]);
+  std::vector<Atom> results = a.b.bind(*a.eqn.prim, std::move(operands),
+                                       with_body(a.eqn, std::move(batched.jaxpr), ins, outs));
+  return {results, batched.out_dims};
+}
+
 }  // namespace
 
 void register_shard_map_rules() {
@@ -326,6 +357,7 @@ void register_shard_map_rules() {
   r.partial_eval = shard_map_partial_eval;
   r.transpose = shard_map_transpose;
   r.partial_eval_custom = shard_map_partial_eval_custom;
+  r.batch = shard_map_batch;
 }
 
 }  // namespace cjax

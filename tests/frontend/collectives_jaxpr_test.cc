@@ -186,7 +186,7 @@ namespace collectives_jaxpr_test {
 // transposed body, whose replicated output's cotangent is shared among the 4 devices (div 4.0)
 // and whose replicated input's cotangent sums theirs (psum). tests/mpi checks the values
 // against the single-process gradient.
-TEST_CASE("grad of a function calling shard_map: a forward and a transposed shard_map") {
+TEST_CASE("grad and vmap of a function calling shard_map: forward and transposed shard_maps") {
   const Mesh mesh({4}, {"x"});
   auto fsdp = [&](const Array& w, const Array& xs) {
     return shard_map(
@@ -219,6 +219,13 @@ TEST_CASE("grad of a function calling shard_map: a forward and a transposed shar
         },
         mesh, {P(), P("x")}, {P()})(w, xs);
   };
+  // vmap: the batch axis in front of the blocks, not split over the mesh.
+  const std::string v =
+      to_string(make_jaxpr(vmap(fsdp, {0, std::nullopt}))(f32({3, 8, 2}), f32({16, 8})));
+  CHECK_THAT(v, Catch::Contains("c:f32[3] = shard_map[") &&
+                    Catch::Contains("in_specs=(P(None, 'x'), P('x',))") &&
+                    Catch::Contains("jaxpr={ lambda ; d:f32[3,2,2] e:f32[4,8]. let") &&
+                    Catch::Contains("out_specs=(P(None,),)"));
   const std::string d = to_string(make_jaxpr(grad(dp))(f32({4, 2}), f32({8, 4})));
   CHECK_THAT(d, Catch::Contains("ba:f32[4,2] = psum[axes=('x',) axis_index_groups=None] z\n"
                                 "        in (ba,) }") &&

@@ -232,6 +232,29 @@ TEST_CASE("grad through a shard_map from outside equals the single-process gradi
   }
 }
 
+// vmap of a function that calls shard_map: the batch axis stays whole on every process.
+TEST_CASE("vmap through a shard_map equals the single-process loop") {
+  const int64_t n = processes();
+  const Mesh mesh({n}, {"x"});
+  const double rows = double(n * 4);
+  const Array ws = data({3, n * 2, 3}, 23, DType::f64), xs = data({n * 4, n * 2}, 24, DType::f64);
+  auto fsdp = [&](const Array& v, const Array& batch) {
+    return shard_map(
+        [rows](const Array& shard, const Array& b) {
+          return lax::psum(loss(lax::all_gather(shard, "x", 0, true), b, rows), "x");
+        },
+        mesh, {P("x"), P("x")}, {P()})(v, batch);
+  };
+  std::vector<Array> each;
+  for (int64_t i = 0; i < 3; ++i) each.push_back(loss(ws[i], xs, rows));
+  check_both(jnp::stack(each), vmap(fsdp, {0, std::nullopt}), ws, xs);
+  // and its gradient per batch member
+  std::vector<Array> grads;
+  for (int64_t i = 0; i < 3; ++i)
+    grads.push_back(grad([&](const Array& v) { return loss(v, xs, rows); })(ws[i]));
+  check_both(jnp::stack(grads), vmap(grad(fsdp), {0, std::nullopt}), ws, xs);
+}
+
 TEST_CASE("on_blocks: FSDP steps on process-local blocks equal the single-process steps") {
   const int64_t n = processes();
   const Mesh mesh({n}, {"x"});
