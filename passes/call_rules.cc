@@ -15,13 +15,18 @@ JvpFullResult call_jvp(JaxprBuilder& b, const Eqn& eqn, std::span<const Atom> pr
     if (t) inputs.push_back(*t);
   }
   JvpJaxpr jvp = jvp_jaxpr(body, nonzero, /*instantiate=*/false);
-  std::vector<Var> outs =
-      b.emit(*eqn.prim, std::move(inputs), with_jaxpr(eqn.params, std::move(jvp.jaxpr)));
+  return split_jvp_outputs(
+      b.emit(*eqn.prim, std::move(inputs), with_jaxpr(eqn.params, std::move(jvp.jaxpr))),
+      jvp.out_nonzero);
+}
+
+JvpFullResult split_jvp_outputs(const std::vector<Var>& outs,
+                                const std::vector<bool>& out_nonzero) {
   JvpFullResult r;
-  size_t n = body.outvars.size(), next = n;
+  size_t n = out_nonzero.size(), next = n;
   for (size_t i = 0; i < n; ++i) {
     r.primal_outs.push_back(outs[i]);
-    r.tangent_outs.push_back(jvp.out_nonzero[i] ? Tangent(outs[next++]) : Tangent());
+    r.tangent_outs.push_back(out_nonzero[i] ? Tangent(outs[next++]) : Tangent());
   }
   return r;
 }

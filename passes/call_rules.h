@@ -9,6 +9,9 @@
 
 namespace cjax {
 
+// A jvp'd call's outputs, (primal outputs..., nonzero tangent outputs...), as the rule's result.
+JvpFullResult split_jvp_outputs(const std::vector<Var>& outs, const std::vector<bool>& out_nonzero);
+
 // jvp: the call of the jvp'd body over (primals..., nonzero tangents...).
 JvpFullResult call_jvp(JaxprBuilder& b, const Eqn& eqn, std::span<const Atom> primals,
                        std::span<const Tangent> tangents);

@@ -19,6 +19,7 @@
 #include "ir/sharding.h"
 #include "passes/batching.h"
 #include "passes/builder.h"
+#include "passes/call_rules.h"
 #include "passes/dce.h"
 #include "passes/inline.h"
 #include "passes/jvp.h"
@@ -88,15 +89,9 @@ JvpFullResult shard_map_jvp(JaxprBuilder& b, const Eqn& eqn, std::span<const Ato
   JvpJaxpr jvp = jvp_jaxpr(body, nonzero, /*instantiate=*/false);
   for (size_t i = 0; i < jvp.out_nonzero.size(); ++i)
     if (jvp.out_nonzero[i]) outs.push_back(out_specs[i]);
-  std::vector<Var> results =
-      b.emit(*eqn.prim, std::move(inputs), with_body(eqn, std::move(jvp.jaxpr), ins, outs));
-  JvpFullResult r;
-  size_t n = body.outvars.size(), next = n;
-  for (size_t i = 0; i < n; ++i) {
-    r.primal_outs.push_back(results[i]);
-    r.tangent_outs.push_back(jvp.out_nonzero[i] ? Tangent(results[next++]) : Tangent());
-  }
-  return r;
+  return split_jvp_outputs(
+      b.emit(*eqn.prim, std::move(inputs), with_body(eqn, std::move(jvp.jaxpr), ins, outs)),
+      jvp.out_nonzero);
 }
 
 PartialEvalRuleResult shard_map_partial_eval(const Eqn& eqn, const std::vector<bool>& in_unknown) {
