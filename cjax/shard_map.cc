@@ -137,32 +137,15 @@ ShardPlan plan_shard_map(const FlatArgs& fa, const Mesh& mesh, const Specs& in_s
 
 namespace {
 
-// The body and operands of a shard_map eqn: captured constants become leading operands,
-// replicated (JAX's convert_constvars_jaxpr); the output specs checked against the body.
-struct StagedBody {
-  JaxprRef body;
-  std::vector<PartitionSpec> in_specs, out_specs;
-  std::vector<Array> operands;
-};
-StagedBody stage_body(const ClosedTrace& f, const Mesh& mesh, const ShardPlan& plan,
-                      const Specs& out_specs, std::span<const Array> leaves,
-                      const SourceInfo& src) {
-  StagedBody s;
-  s.out_specs = per_item(out_specs, f.jaxpr.outvars.size(), "out_specs", src);
-  for (size_t i = 0; i < s.out_specs.size(); ++i)  // checked here to name the output
+// The output specs, each checked against its block's shape (naming the output).
+std::vector<PartitionSpec> checked_out_specs(const std::vector<Shape>& blocks, const Mesh& mesh,
+                                             const Specs& out_specs, const SourceInfo& src) {
+  std::vector<PartitionSpec> specs = per_item(out_specs, blocks.size(), "out_specs", src);
+  for (size_t i = 0; i < blocks.size(); ++i)
     at_caller(src, [&] {
-      return global_shape(f.jaxpr.outvars[i].aval().shape, s.out_specs[i], mesh.axes(),
-                          fmt::format("shard_map: output {}", i));
+      return global_shape(blocks[i], specs[i], mesh.axes(), fmt::format("shard_map: output {}", i));
     });
-  auto body = std::make_shared<Jaxpr>(f.jaxpr);
-  body->consts.clear();
-  convert_constvars(*body);
-  s.body = std::move(body);
-  s.in_specs.assign(f.consts.size(), PartitionSpec{});
-  s.in_specs.insert(s.in_specs.end(), plan.leaf_specs.begin(), plan.leaf_specs.end());
-  s.operands.assign(f.consts.begin(), f.consts.end());
-  s.operands.insert(s.operands.end(), leaves.begin(), leaves.end());
-  return s;
+  return specs;
 }
 
 }  // namespace
@@ -170,14 +153,24 @@ StagedBody stage_body(const ClosedTrace& f, const Mesh& mesh, const ShardPlan& p
 std::vector<Array> run_shard_map(const ClosedTrace& f, const Mesh& mesh, const ShardPlan& plan,
                                  const Specs& out_specs, std::span<const Array> leaves,
                                  const SourceInfo& src) {
-  StagedBody s = stage_body(f, mesh, plan, out_specs, leaves, src);
+  std::vector<Shape> blocks;
+  for (const Atom& o : f.jaxpr.outvars) blocks.push_back(o.aval().shape);
+  const std::vector<PartitionSpec> outs = checked_out_specs(blocks, mesh, out_specs, src);
+  // Captured constants become leading operands, replicated (JAX's convert_constvars_jaxpr).
+  auto body = std::make_shared<Jaxpr>(f.jaxpr);
+  body->consts.clear();
+  convert_constvars(*body);
+  std::vector<PartitionSpec> ins(f.consts.size(), PartitionSpec{});
+  ins.insert(ins.end(), plan.leaf_specs.begin(), plan.leaf_specs.end());
+  std::vector<Array> operands(f.consts.begin(), f.consts.end());
+  operands.insert(operands.end(), leaves.begin(), leaves.end());
   Params params{{"check_vma", false},
-                {"in_specs", specs_param(s.in_specs)},
-                {"jaxpr", s.body},
+                {"in_specs", specs_param(ins)},
+                {"jaxpr", JaxprRef(std::move(body))},
                 {"mesh", mesh_param(mesh.axes())},
                 {"newly_manual_axes", manual_axes_param(mesh.axes())},
-                {"out_specs", specs_param(s.out_specs)}};
-  return cjax::bind("shard_map", std::span<const Array>(s.operands), std::move(params), src);
+                {"out_specs", specs_param(outs)}};
+  return cjax::bind("shard_map", std::span<const Array>(operands), std::move(params), src);
 }
 
 void check_blocks_concrete(std::span<const Array> leaves, const SourceInfo& src) {
@@ -191,23 +184,14 @@ void check_blocks_concrete(std::span<const Array> leaves, const SourceInfo& src)
 
 void check_out_blocks(const std::vector<Array>& outs, const Mesh& mesh, const Specs& out_specs,
                       const SourceInfo& src) {
-  const std::vector<PartitionSpec> specs = per_item(out_specs, outs.size(), "out_specs", src);
-  for (size_t i = 0; i < outs.size(); ++i)
-    at_caller(src, [&] {
-      return global_shape(outs[i].shape(), specs[i], mesh.axes(),
-                          fmt::format("shard_map: output {}", i));
-    });
+  std::vector<Shape> blocks;
+  for (const Array& o : outs) blocks.push_back(o.shape());
+  (void)checked_out_specs(blocks, mesh, out_specs, src);
 }
 
 void run_on_mesh(const Mesh& mesh, const std::function<void()>& run) {
   runtime::distributed::MeshScope scope(mesh.axes());
-  try {
-    run();
-  } catch (const Error& e) {
-    // The other processes may be waiting in a collective for this one: end them all.
-    if (runtime::distributed::process_count() > 1) runtime::distributed::abort_all(e.what());
-    throw;
-  }
+  runtime::distributed::run_or_end_every_process(run);
 }
 
 }  // namespace detail

@@ -73,6 +73,29 @@ int64_t size_of(const MeshAxes& mesh, const std::vector<std::string>& axes) {
   return n;
 }
 
+// A residual leaves a shard_map split along its leading dimension over every mesh axis (one block
+// per device); a scalar travels as shape [1].
+PartitionSpec residual_spec(const MeshAxes& mesh) {
+  return PartitionSpec{{mesh.names}};
+}
+Atom send_residual(JaxprBuilder& b, const Atom& r) {
+  return r.aval().rank() == 0 ? lax_ops::reshape(b, r, Shape{1}) : r;
+}
+// A new invar of the receiving body for a residual that is `local` on each device, and the value
+// the body reads.
+Atom receive_residual(JaxprBuilder& b, const ShapedArray& local, std::vector<Var>& invars) {
+  if (local.rank() != 0) return invars.emplace_back(local);
+  invars.emplace_back(ShapedArray(local.dtype, {1}));
+  return lax_ops::reshape(b, invars.back(), Shape{});
+}
+// `j` inlined into `b` on fresh invars, appended to `invars`; its outputs.
+std::vector<Atom> inline_on_fresh_invars(JaxprBuilder& b, const Jaxpr& j,
+                                         std::vector<Var>& invars) {
+  std::vector<Atom> args;
+  for (const Var& v : j.invars) args.push_back(invars.emplace_back(v.aval()));
+  return inline_jaxpr(b, j, {}, args);
+}
+
 JvpFullResult shard_map_jvp(JaxprBuilder& b, const Eqn& eqn, std::span<const Atom> primals,
                             std::span<const Tangent> tangents) {
   const Jaxpr& body = *eqn.params.get_jaxpr("jaxpr");
@@ -104,59 +127,46 @@ PartialEvalRuleResult shard_map_partial_eval(const Eqn& eqn, const std::vector<b
   std::unordered_map<Var, size_t, VarHash> input_index;
   for (size_t i = 0; i < body.invars.size(); ++i) input_index.emplace(body.invars[i], i);
   const size_t n_known_out = pe.known.outvars.size() - pe.residuals.size();
-  const PartitionSpec residual_spec{{mesh.names}};  // one block per device along dimension 0
 
-  // The known shard_map: its known outputs, then the residuals that are not inputs, scalars
-  // as [1].
+  // The known shard_map: its known outputs, then the residuals that are not inputs.
   JaxprBuilder kb;
   std::vector<Var> known_in;
-  for (const Var& v : pe.known.invars) known_in.emplace_back(v.aval());
-  std::vector<Atom> known_args(known_in.begin(), known_in.end());
-  const std::vector<Atom> known_res = inline_jaxpr(kb, pe.known, {}, known_args);
+  const std::vector<Atom> known_res = inline_on_fresh_invars(kb, pe.known, known_in);
   std::vector<Atom> known_outs(known_res.begin(),
                                known_res.begin() + static_cast<std::ptrdiff_t>(n_known_out));
   std::vector<PartitionSpec> known_out_specs = select(out_specs, pe.out_unknown, false);
-  std::vector<bool> scalar;  // per residual returned by the known side
   for (size_t i = 0; i < pe.residuals.size(); ++i) {
     if (input_index.count(pe.residuals[i])) continue;
-    Atom r = known_res[n_known_out + i];
-    scalar.push_back(r.aval().rank() == 0);
-    if (scalar.back()) r = lax_ops::reshape(kb, r, Shape{1});
-    known_outs.push_back(r);
-    known_out_specs.push_back(residual_spec);
+    known_outs.push_back(send_residual(kb, known_res[n_known_out + i]));
+    known_out_specs.push_back(residual_spec(mesh));
   }
   Eqn k = shard_map_eqn(eqn, select(eqn.inputs, in_unknown, false), kb.build(known_in, known_outs),
                         select(in_specs, in_unknown, false), known_out_specs);
   const std::vector<Var> k_outs = k.outputs;
 
-  // The staged shard_map: (residuals..., unknown inputs...), scalar residuals back from [1].
+  // The staged shard_map: (residuals..., unknown inputs...); an input that is a residual is
+  // forwarded with its spec.
   JaxprBuilder sb;
   std::vector<Var> staged_in;
   std::vector<Atom> staged_args, staged_operands;
   std::vector<PartitionSpec> staged_in_specs;
-  size_t next_res = n_known_out, next_scalar = 0;
-  for (const Var& r : pe.residuals) {
-    if (auto it = input_index.find(r); it != input_index.end()) {
-      staged_in.emplace_back(r.aval());
-      staged_args.push_back(staged_in.back());
-      staged_operands.push_back(eqn.inputs[it->second]);
-      staged_in_specs.push_back(in_specs[it->second]);
-      continue;
-    }
-    const bool promoted = scalar[next_scalar++];
-    staged_in.emplace_back(promoted ? ShapedArray(r.aval().dtype, {1}) : r.aval());
-    staged_args.push_back(promoted ? lax_ops::reshape(sb, staged_in.back(), Shape{})
-                                   : Atom(staged_in.back()));
-    staged_operands.push_back(k_outs[next_res++]);
-    staged_in_specs.push_back(residual_spec);
-  }
-  for (size_t i = 0; i < body.invars.size(); ++i) {
-    if (!in_unknown[i]) continue;
-    staged_in.emplace_back(body.invars[i].aval());
-    staged_args.push_back(staged_in.back());
+  auto forward_input = [&](size_t i) {
+    staged_args.push_back(staged_in.emplace_back(body.invars[i].aval()));
     staged_operands.push_back(eqn.inputs[i]);
     staged_in_specs.push_back(in_specs[i]);
+  };
+  size_t next_res = n_known_out;
+  for (const Var& r : pe.residuals) {
+    if (auto it = input_index.find(r); it != input_index.end()) {
+      forward_input(it->second);
+      continue;
+    }
+    staged_args.push_back(receive_residual(sb, r.aval(), staged_in));
+    staged_operands.push_back(k_outs[next_res++]);
+    staged_in_specs.push_back(residual_spec(mesh));
   }
+  for (size_t i = 0; i < body.invars.size(); ++i)
+    if (in_unknown[i]) forward_input(i);
   const std::vector<Atom> staged_outs = inline_jaxpr(sb, pe.staged, {}, staged_args);
   Eqn s = shard_map_eqn(eqn, std::move(staged_operands), sb.build(staged_in, staged_outs),
                         staged_in_specs, select(out_specs, pe.out_unknown));
@@ -243,31 +253,25 @@ CustomRuleResult shard_map_partial_eval_custom(const Eqn& eqn, const std::vector
   const Jaxpr& body = *eqn.params.get_jaxpr("jaxpr");
   const MeshAxes mesh = mesh_from_param(eqn.params.at("mesh"));
   const std::vector<PartitionSpec> in_specs = in_specs_of(eqn), out_specs = out_specs_of(eqn);
-  const PartitionSpec residual_spec{{mesh.names}};
   std::vector<bool> no(body.outvars.size(), false);
   CustomPartialEval pe = partial_eval_jaxpr_custom(body, unks_in, inst_in, no, no, policy);
   const size_t n_known_out = pe.known.outvars.size() - pe.num_residuals;
 
   JaxprBuilder kb;
   std::vector<Var> known_in;
-  for (const Var& v : pe.known.invars) known_in.emplace_back(v.aval());
-  const std::vector<Atom> known_res =
-      inline_jaxpr(kb, pe.known, {}, std::vector<Atom>(known_in.begin(), known_in.end()));
+  const std::vector<Atom> known_res = inline_on_fresh_invars(kb, pe.known, known_in);
   std::vector<Atom> known_outs(known_res.begin(),
                                known_res.begin() + static_cast<std::ptrdiff_t>(n_known_out));
   std::vector<Var> residuals;  // the known shard_map's residual outputs, whole
-  std::vector<bool> scalar;
   for (size_t i = 0; i < pe.num_residuals; ++i) {
-    Atom r = known_res[n_known_out + i];
-    scalar.push_back(r.aval().rank() == 0);
-    if (scalar.back()) r = lax_ops::reshape(kb, r, Shape{1});
+    const Atom r = send_residual(kb, known_res[n_known_out + i]);
     Shape whole = r.aval().shape;
     whole[0] *= mesh.device_count();
     residuals.emplace_back(ShapedArray(r.aval().dtype, whole));
     known_outs.push_back(r);
   }
   std::vector<PartitionSpec> known_out_specs = select(out_specs, pe.out_unknown, false);
-  known_out_specs.insert(known_out_specs.end(), pe.num_residuals, residual_spec);
+  known_out_specs.insert(known_out_specs.end(), pe.num_residuals, residual_spec(mesh));
   Eqn known{eqn.prim,
             {},
             {},
@@ -281,17 +285,11 @@ CustomRuleResult shard_map_partial_eval_custom(const Eqn& eqn, const std::vector
   JaxprBuilder sb;
   std::vector<Var> staged_in;
   std::vector<Atom> staged_args;
-  for (size_t i = 0; i < pe.num_residuals; ++i) {
-    const ShapedArray& local = pe.staged.invars[i].aval();
-    staged_in.emplace_back(scalar[i] ? ShapedArray(local.dtype, {1}) : local);
-    staged_args.push_back(scalar[i] ? lax_ops::reshape(sb, staged_in.back(), Shape{})
-                                    : Atom(staged_in.back()));
-  }
-  for (size_t i = pe.num_residuals; i < pe.staged.invars.size(); ++i) {
-    staged_in.emplace_back(pe.staged.invars[i].aval());
-    staged_args.push_back(staged_in.back());
-  }
-  std::vector<PartitionSpec> staged_in_specs(pe.num_residuals, residual_spec);
+  for (size_t i = 0; i < pe.staged.invars.size(); ++i)
+    staged_args.push_back(i < pe.num_residuals
+                              ? receive_residual(sb, pe.staged.invars[i].aval(), staged_in)
+                              : Atom(staged_in.emplace_back(pe.staged.invars[i].aval())));
+  std::vector<PartitionSpec> staged_in_specs(pe.num_residuals, residual_spec(mesh));
   for (const PartitionSpec& p : select(in_specs, inst_in)) staged_in_specs.push_back(p);
   const std::vector<Atom> staged_outs = inline_jaxpr(sb, pe.staged, {}, staged_args);
   Eqn staged{eqn.prim,

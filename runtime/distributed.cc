@@ -110,15 +110,22 @@ void set_shard_map_body_runner(BodyRunner runner) {
   body_runner().store(runner);
 }
 
-std::vector<Buffer> run_shard_map_body(const Jaxpr& body, std::span<const Buffer> blocks) {
-  const BodyRunner runner = body_runner().load();
+void run_or_end_every_process(const std::function<void()>& f) {
   try {
-    return runner && body.constvars.empty() ? runner(body, blocks) : eval_jaxpr(body, blocks);
+    f();
   } catch (const Error& e) {
-    // The other processes may be waiting in a collective for this one: end them all.
     if (process_count() > 1) abort_all(e.what());
     throw;
   }
+}
+
+std::vector<Buffer> run_shard_map_body(const Jaxpr& body, std::span<const Buffer> blocks) {
+  const BodyRunner runner = body_runner().load();
+  std::vector<Buffer> results;
+  run_or_end_every_process([&] {
+    results = runner && body.constvars.empty() ? runner(body, blocks) : eval_jaxpr(body, blocks);
+  });
+  return results;
 }
 
 const MeshAxes* current_mesh() {

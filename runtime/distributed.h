@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -33,6 +34,9 @@ int64_t process_count();
 // Prints `message` and ends every process of the job (MPI_Abort): a failing process must not
 // leave the others waiting in a collective.
 [[noreturn]] void abort_all(const std::string& message);
+// Runs `f`; a cjax::Error from it on one process of several ends them all (abort_all), as the
+// others may be waiting in a collective for this one. With one process the error is rethrown.
+void run_or_end_every_process(const std::function<void()>& f);
 
 // Throws cjax::UnsupportedError (saying how to start the processes) unless the mesh has one
 // device per process; joins the processes mpirun started if need be. No communication.
@@ -77,7 +81,7 @@ void send_recv(const std::vector<std::string>& axes, const void* in, std::option
 // with its collectives as calls into this runtime.
 using BodyRunner = std::vector<Buffer> (*)(const Jaxpr& body, std::span<const Buffer> blocks);
 void set_shard_map_body_runner(BodyRunner runner);  // nullptr: the interpreter
-// An error in the body on one process of several ends every process (abort_all).
+// An error in the body on one process of several ends every process (run_or_end_every_process).
 std::vector<Buffer> run_shard_map_body(const Jaxpr& body, std::span<const Buffer> blocks);
 
 }  // namespace cjax::runtime::distributed
